@@ -1,0 +1,123 @@
+# collapse_ext: build the patched kernel, the tools and the guest, then
+# boot it under QEMU.  `make run` and `make test` are the two commands;
+# everything else is a step they build on.  Generated files go to build/.
+
+ROOT      := $(abspath .)
+BUILD     := $(ROOT)/build
+KSRC      := $(BUILD)/linux
+KOBJ      := $(BUILD)/kobj
+BZIMAGE   := $(KOBJ)/arch/x86/boot/bzImage
+VMLINUX   := $(KOBJ)/vmlinux
+HDRS      := $(BUILD)/headers
+LIBBPF    := $(BUILD)/libbpf
+BPFTOOL   := $(BUILD)/bpftool/bpftool
+VMLINUX_H := $(BUILD)/vmlinux.h
+JOBS      ?= $(shell nproc)
+
+CC        := gcc
+CLANG     ?= clang
+CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter
+# Userspace is static (the guest has no libc) and sees the patched uapi.
+USER_CFLAGS  = $(CFLAGS) -isystem $(HDRS)/include -I$(LIBBPF)/include \
+	       -I$(KSRC)/tools/testing/selftests
+USER_LDFLAGS = -static
+LIBBPF_LIBS  = $(LIBBPF)/libbpf.a -lelf -lz -lzstd
+
+KCONFIGS  := $(sort $(wildcard kernel/configs/*.config))
+PATCHES   := $(sort $(wildcard kernel/patches/*.patch))
+
+.PHONY: FORCE all run test deps kernel kernel-source kernel-config kernel-export \
+	headers libbpf bpftool bpf-progs loader selftests samples initramfs \
+	clean distclean help
+
+all: initramfs
+
+help:
+	@echo "make run          build everything, boot the kernel, show collapse_ext"
+	@echo "make test         build everything, run the test suite in the guest"
+	@echo "make kernel       fetch, patch, configure and build the kernel"
+	@echo "make kernel-export  write build/linux commits to kernel/patches/"
+	@echo "make initramfs    build the guest (tools, policies, tests)"
+	@echo "make clean        remove build/ except the kernel tree"
+
+# --- host packages -----------------------------------------------------------
+$(BUILD)/.deps: kernel/scripts/ensure-deps.sh
+	@kernel/scripts/ensure-deps.sh
+	@mkdir -p $(BUILD) && touch $@
+deps: $(BUILD)/.deps
+
+# --- kernel ------------------------------------------------------------------
+# Targets below depend on files that are only rewritten when their content
+# changes (GNU make re-stats them), so a no-change run rebuilds nothing.
+KSTAMP := $(KSRC)/.git/collapse_ext-applied
+FORCE:
+$(KSTAMP): FORCE $(BUILD)/.deps
+	@kernel/scripts/prepare-source.sh $(KSRC) $(ROOT)/kernel/patches
+kernel-source: $(KSTAMP)
+
+$(KOBJ)/.config: $(KCONFIGS) $(KSTAMP)
+	@mkdir -p $(KOBJ)
+	$(MAKE) -s -C $(KSRC) O=$(KOBJ) tinyconfig
+	cd $(KSRC) && scripts/kconfig/merge_config.sh -m -O $(KOBJ) $(KOBJ)/.config $(addprefix $(ROOT)/,$(KCONFIGS)) >/dev/null
+	$(MAKE) -s -C $(KSRC) O=$(KOBJ) olddefconfig
+	@kernel/scripts/check-config.sh $(KOBJ)/.config $(KCONFIGS)
+kernel-config: $(KOBJ)/.config
+
+$(BZIMAGE): FORCE $(KOBJ)/.config
+	$(MAKE) -s -C $(KSRC) O=$(KOBJ) -j$(JOBS) bzImage
+kernel: $(BZIMAGE)
+
+kernel-export:
+	@kernel/scripts/export-patches.sh $(KSRC) $(ROOT)/kernel/patches
+
+$(HDRS)/.stamp: $(KSTAMP)
+	$(MAKE) -s -C $(KSRC) O=$(KOBJ) headers_install INSTALL_HDR_PATH=$(HDRS)
+	@touch $@
+headers: $(HDRS)/.stamp
+
+# --- libbpf, bpftool, vmlinux.h (from the same tree) -------------------------
+$(LIBBPF)/libbpf.a: $(KSTAMP)
+	@mkdir -p $(LIBBPF)/obj
+	$(MAKE) -s -C $(KSRC)/tools/lib/bpf OUTPUT=$(LIBBPF)/obj/ BUILD_STATIC_ONLY=1 \
+		DESTDIR=$(LIBBPF) prefix= install_headers >/dev/null
+	cp $(LIBBPF)/obj/libbpf.a $@
+libbpf: $(LIBBPF)/libbpf.a
+
+$(BPFTOOL): $(LIBBPF)/libbpf.a
+	@mkdir -p $(dir $@)
+	$(MAKE) -s -C $(KSRC)/tools/bpf/bpftool OUTPUT=$(dir $@) \
+		EXTRA_LDFLAGS=-static feature-llvm=0 feature-libbfd=0 \
+		feature-libcap=0 feature-disassembler-four-args=0 \
+		feature-disassembler-init-styled=0 >/dev/null
+bpftool: $(BPFTOOL)
+
+$(VMLINUX_H): $(BPFTOOL) $(BZIMAGE)
+	$(BPFTOOL) btf dump file $(VMLINUX) format c > $@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+
+# --- policies, loader, tests, samples ----------------------------------------
+include bpf-progs/bpf-progs.mk
+include loader/loader.mk
+include selftests/selftests.mk
+include samples/samples.mk
+
+# --- guest -------------------------------------------------------------------
+INITRAMFS := $(BUILD)/vm/initramfs.cpio.gz
+initramfs: $(INITRAMFS)
+
+$(INITRAMFS): $(GUEST_FILES) selftests/vm/init selftests/vm/mkinitramfs.sh $(BZIMAGE)
+	@selftests/vm/mkinitramfs.sh $@ $(GUEST_FILES)
+
+# --- the two commands --------------------------------------------------------
+run: initramfs
+	@selftests/vm/run --timeout 1200 -- /usr/share/collapse_ext/demo.sh
+
+test: initramfs
+	@selftests/vm/test
+
+clean:
+	rm -rf $(BUILD)/vm $(BUILD)/bpf $(BUILD)/loader $(BUILD)/selftests \
+		$(BUILD)/samples $(BUILD)/bench
+
+distclean:
+	rm -rf $(BUILD)

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Make sure the host has every Debian package the build and the VM need.
+# As root, install what is missing from the configured mirror; otherwise
+# print the exact apt-get line and fail.
+set -eu
+
+# command-or-file:package
+NEED="
+clang:clang
+llvm-strip:llvm
+pahole:dwarves
+flex:flex
+bison:bison
+bc:bc
+/usr/include/libelf.h:libelf-dev
+/usr/include/zlib.h:zlib1g-dev
+/usr/include/openssl/ssl.h:libssl-dev
+/usr/include/sys/capability.h:libcap-dev
+/bin/busybox:busybox-static
+qemu-system-x86_64:qemu-system-x86
+cpio:cpio
+xz:xz-utils
+zstd:zstd
+gcc:gcc
+make:make
+git:git
+dpkg-deb:dpkg
+gnuplot:gnuplot-nox
+"
+
+missing=""
+for ent in $NEED; do
+	what=${ent%%:*}
+	pkg=${ent#*:}
+	case "$what" in
+	/*) [ -e "$what" ] && continue ;;
+	*) command -v "$what" >/dev/null 2>&1 && continue ;;
+	esac
+	# busybox must be the static build: the guest has no libc.
+	missing="$missing $pkg"
+done
+# A dynamic /bin/busybox is not enough for the initramfs.
+if [ -e /bin/busybox ] && ! dpkg -s busybox-static >/dev/null 2>&1; then
+	missing="$missing busybox-static"
+fi
+
+[ -z "$missing" ] && exit 0
+
+line="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "collapse_ext: missing packages; run as root:" >&2
+	echo "  $line" >&2
+	exit 1
+fi
+echo "collapse_ext: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+if ! $line >/dev/null 2>&1; then
+	apt-get update -q >/dev/null 2>&1 || true
+	$line >&2
+fi

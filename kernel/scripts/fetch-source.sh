@@ -1,0 +1,68 @@
+#!/bin/sh
+# Fetch linux-source-6.12 from the Debian mirror this machine already uses.
+#
+# The package comes from Debian 13 main, or from <codename>-backports on
+# Debian 12. apt runs with a private state/cache directory so the system's
+# apt configuration is never touched, and the mirror URI is read from the
+# system's apt sources: no host name is written in this repository.
+#
+# Usage: fetch-source.sh   (prints the path of the cached .deb on stdout)
+set -eu
+
+PKG=linux-source-6.12
+CACHE=${COLLAPSE_EXT_CACHE:-$HOME/.cache/collapse_ext}
+APTDIR=$CACHE/apt
+mkdir -p "$CACHE" "$APTDIR/lists/partial" "$APTDIR/archives/partial" "$APTDIR/etc"
+
+existing=$(ls "$CACHE"/${PKG}_*.deb 2>/dev/null | sort -V | tail -n 1 || true)
+if [ -n "$existing" ]; then
+	echo "$existing"
+	exit 0
+fi
+
+# The first "deb" URI of the Debian archive (not -security) in the system
+# sources, in either one-line or deb822 form.
+uri=$(
+	{
+		cat /etc/apt/sources.list 2>/dev/null | awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }'
+		for f in /etc/apt/sources.list.d/*.sources; do
+			[ -f "$f" ] || continue
+			awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) print $i }' "$f"
+		done
+		for f in /etc/apt/sources.list.d/*.list; do
+			[ -f "$f" ] || continue
+			awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }' "$f"
+		done
+	} | grep -v -e security -e '^$' | grep -i debian | head -n 1
+)
+if [ -z "$uri" ]; then
+	echo "fetch-source: no Debian mirror found in /etc/apt/sources.list{,.d}" >&2
+	exit 1
+fi
+
+. /etc/os-release
+codename=${VERSION_CODENAME:-}
+case "$codename" in
+bookworm) suites="bookworm-backports" ;;
+"") echo "fetch-source: cannot tell the Debian release from /etc/os-release" >&2; exit 1 ;;
+*) suites="$codename $codename-backports" ;;
+esac
+
+: > "$APTDIR/etc/sources.list"
+for s in $suites; do
+	echo "deb $uri $s main" >> "$APTDIR/etc/sources.list"
+done
+
+APT_OPTS="-o Dir::State=$APTDIR -o Dir::State::status=/dev/null \
+-o Dir::Cache=$APTDIR -o Dir::Etc::SourceList=$APTDIR/etc/sources.list \
+-o Dir::Etc::SourceParts=/dev/null -o Debug::NoLocking=1 \
+-o APT::Get::List-Cleanup=0 -o APT::Sandbox::User=root"
+
+echo "fetch-source: $PKG from $uri ($suites)" >&2
+# shellcheck disable=SC2086
+apt-get $APT_OPTS -q update >&2
+cd "$CACHE"
+# shellcheck disable=SC2086
+apt-get $APT_OPTS -q download "$PKG" >&2
+deb=$(ls "$CACHE"/${PKG}_*.deb | sort -V | tail -n 1)
+echo "$deb"

@@ -1,0 +1,17 @@
+# Samples: samples/NAME.c -> build/samples/NAME, /usr/bin in the guest.
+SAMPLE_SRCS := $(wildcard samples/*.c)
+SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
+
+$(BUILD)/samples/%: samples/%.c $(HDRS)/.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LDFLAGS)
+
+$(GUEST)/usr/bin/%: $(BUILD)/samples/%
+	@install -D -m 755 $< $@
+
+samples: $(SAMPLE_BINS)
+GUEST_FILES += $(patsubst $(BUILD)/samples/%,$(GUEST)/usr/bin/%,$(SAMPLE_BINS))
+
+$(GUEST)/usr/share/collapse_ext/demo.sh: samples/demo.sh
+	@install -D -m 755 $< $@
+GUEST_FILES += $(GUEST)/usr/share/collapse_ext/demo.sh

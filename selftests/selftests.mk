@@ -1,0 +1,43 @@
+# Selftests: every selftests/*/NAME.c with a main is one kselftest program
+# (kselftest_harness.h), linked with the shared helpers in selftests/lib/,
+# staged in the guest as /selftests/bin/NAME.  NAME.bpf.c next to it is
+# compiled and embedded as a skeleton (build/selftests/NAME.skel.h).
+# The kernel tree's selftests/mm/khugepaged is staged as /selftests/mm/khugepaged.
+ST_OUT     := $(BUILD)/selftests
+ST_LIB     := $(wildcard selftests/lib/*.c)
+ST_SRCS    := $(filter-out %.bpf.c,$(wildcard selftests/mm/*.c selftests/policy/*.c))
+ST_BINS    := $(patsubst %.c,$(ST_OUT)/bin/%,$(notdir $(ST_SRCS)))
+ST_BPF     := $(wildcard selftests/*/*.bpf.c)
+ST_CFLAGS   = $(USER_CFLAGS) -Iselftests/lib -I$(ST_OUT) -D_GNU_SOURCE -pthread
+KSFT_MM    := $(KSRC)/tools/testing/selftests/mm
+
+vpath %.c selftests/mm selftests/policy
+
+$(ST_OUT)/%.bpf.o: selftests/*/%.bpf.c $(wildcard bpf-progs/*.h) $(VMLINUX_H) $(LIBBPF)/libbpf.a
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) -c $(firstword $(wildcard selftests/*/$*.bpf.c)) -o $@
+
+$(ST_OUT)/%.skel.h: $(ST_OUT)/%.bpf.o $(BPFTOOL)
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@.tmp && mv $@.tmp $@
+
+# A test depends on the skeletons of the .bpf.c files that share its prefix.
+.SECONDEXPANSION:
+$(ST_OUT)/bin/%: %.c $(ST_LIB) $(wildcard selftests/lib/*.h) $(HDRS)/.stamp $(LIBBPF)/libbpf.a \
+		$$(patsubst %.bpf.c,$(ST_OUT)/%.skel.h,$$(notdir $$(wildcard selftests/*/$$*.bpf.c selftests/*/$$*_*.bpf.c)))
+	@mkdir -p $(dir $@)
+	$(CC) $(ST_CFLAGS) $< $(ST_LIB) -o $@ $(USER_LDFLAGS) $(LIBBPF_LIBS)
+
+$(ST_OUT)/mm/khugepaged: $(KSFT_MM)/khugepaged.c $(KSFT_MM)/vm_util.c $(KSFT_MM)/thp_settings.c $(HDRS)/.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -w -I$(KSFT_MM) $(filter %.c,$^) -o $@ $(USER_LDFLAGS)
+
+$(GUEST)/selftests/bin/%: $(ST_OUT)/bin/%
+	@install -D -m 755 $< $@
+$(GUEST)/selftests/mm/khugepaged: $(ST_OUT)/mm/khugepaged
+	@install -D -m 755 $< $@
+$(GUEST)/selftests/run_tests.sh: selftests/run_tests.sh
+	@install -D -m 755 $< $@
+
+selftests: $(ST_BINS) $(ST_OUT)/mm/khugepaged
+GUEST_FILES += $(patsubst $(ST_OUT)/bin/%,$(GUEST)/selftests/bin/%,$(ST_BINS)) \
+	       $(GUEST)/selftests/mm/khugepaged $(GUEST)/selftests/run_tests.sh
