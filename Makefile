@@ -21,7 +21,7 @@ CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 USER_CFLAGS  = $(CFLAGS) -isystem $(HDRS)/include -I$(LIBBPF)/include \
 	       -I$(KSRC)/tools/testing/selftests
 USER_LDFLAGS = -static
-LIBBPF_LIBS  = $(LIBBPF)/libbpf.a -lelf -lz -lzstd
+LIBBPF_LIBS  = $(LIBBPF)/libbpf.a -lelf -lz
 
 KCONFIGS  := $(sort $(wildcard kernel/configs/*.config))
 PATCHES   := $(sort $(wildcard kernel/patches/*.patch))

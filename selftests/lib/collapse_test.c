@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Helpers shared by the collapse_ext selftests; see collapse_test.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collapse_test.h"
+
+int region_map(struct region *r, size_t nr_hpages)
+{
+	r->len = nr_hpages * HPAGE_SZ;
+	r->raw_len = r->len + HPAGE_SZ;
+	r->raw = mmap(NULL, r->raw_len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r->raw == MAP_FAILED)
+		return -errno;
+	r->p = (char *)(((uintptr_t)r->raw + HPAGE_SZ - 1) & ~(HPAGE_SZ - 1));
+	return 0;
+}
+
+void region_unmap(struct region *r)
+{
+	if (r->raw && r->raw != MAP_FAILED)
+		munmap(r->raw, r->raw_len);
+	r->raw = NULL;
+}
+
+static uint64_t pattern(const void *base, size_t page, size_t word)
+{
+	return ((uint64_t)(uintptr_t)base ^ (page << 20) ^ word) * 0x9e3779b97f4a7c15ULL;
+}
+
+void region_fill(struct region *r, bool (*skip)(size_t page))
+{
+	size_t pages = r->len / PAGE_SZ;
+
+	for (size_t i = 0; i < pages; i++) {
+		uint64_t *w = (uint64_t *)(r->p + i * PAGE_SZ);
+
+		if (skip && skip(i))
+			continue;
+		/* One word per 256 bytes: every cache line pair is checked. */
+		for (size_t j = 0; j < PAGE_SZ / 8; j += 32)
+			w[j] = pattern(r->p, i, j);
+	}
+}
+
+bool region_check(struct region *r, bool (*skip)(size_t page))
+{
+	size_t pages = r->len / PAGE_SZ;
+
+	for (size_t i = 0; i < pages; i++) {
+		uint64_t *w = (uint64_t *)(r->p + i * PAGE_SZ);
+		bool absent = skip && skip(i);
+
+		for (size_t j = 0; j < PAGE_SZ / 8; j++) {
+			uint64_t want = (!absent && j % 32 == 0) ? pattern(r->p, i, j) : 0;
+
+			if (w[j] != want) {
+				fprintf(stderr, "# page %zu word %zu: %#llx, want %#llx\n",
+					i, j, (unsigned long long)w[j],
+					(unsigned long long)want);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+unsigned long anon_huge_kb(pid_t pid, const void *p, size_t len)
+{
+	unsigned long lo = (uintptr_t)p, hi = lo + len, a, b, v, kb = 0;
+	char path[64], line[512];
+	bool in = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid ? pid : getpid());
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strchr(line, ' ');
+
+		if (sp && memchr(line, '-', sp - line) &&
+		    sscanf(line, "%lx-%lx ", &a, &b) == 2) {
+			in = a < hi && b > lo;
+			continue;
+		}
+		if (in && sscanf(line, "AnonHugePages: %lu kB", &v) == 1)
+			kb += v;
+	}
+	fclose(f);
+	return kb;
+}
+
+bool range_is_huge(pid_t pid, const void *p, size_t len)
+{
+	return anon_huge_kb(pid, p, len) >= len / 1024;
+}
+
+long vmstat(const char *name)
+{
+	char key[128];
+	long val;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%127s %ld", key, &val) == 2) {
+		if (!strcmp(key, name)) {
+			fclose(f);
+			return val;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+long read_num(const char *path)
+{
+	char buf[64] = "";
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	return strtol(buf, NULL, 0);
+}
+
+int write_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -errno;
+}
+
+int write_num(const char *path, long val)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", val);
+	return write_str(path, buf);
+}
+
+int truncate_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/* The knobs a test may change, restored at exit. */
+static const char *const knobs[] = {
+	KHUGEPAGED "max_ptes_none", KHUGEPAGED "max_ptes_swap",
+	KHUGEPAGED "max_ptes_shared", KHUGEPAGED "pages_to_scan",
+	KHUGEPAGED "scan_sleep_millisecs", KHUGEPAGED "alloc_sleep_millisecs",
+	KHUGEPAGED "defrag",
+};
+static char saved[sizeof(knobs) / sizeof(knobs[0])][64];
+static char saved_enabled[16], saved_defrag[16];
+static pid_t saver;
+
+/* "always [madvise] never" -> "madvise" */
+static void read_choice(const char *path, char *out, size_t len)
+{
+	char buf[128] = "", *l, *r;
+	FILE *f = fopen(path, "r");
+
+	out[0] = 0;
+	if (!f)
+		return;
+	if (fgets(buf, sizeof(buf), f) && (l = strchr(buf, '[')) && (r = strchr(l, ']'))) {
+		*r = 0;
+		snprintf(out, len, "%s", l + 1);
+	}
+	fclose(f);
+}
+
+static void thp_restore_settings(void)
+{
+	if (getpid() != saver)
+		return;
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+		if (saved[i][0])
+			write_str(knobs[i], saved[i]);
+	if (saved_enabled[0])
+		write_str(THP_SYSFS "enabled", saved_enabled);
+	if (saved_defrag[0])
+		write_str(THP_SYSFS "defrag", saved_defrag);
+}
+
+void thp_save_settings(void)
+{
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		long v = read_num(knobs[i]);
+
+		if (v >= 0)
+			snprintf(saved[i], sizeof(saved[i]), "%ld", v);
+	}
+	read_choice(THP_SYSFS "enabled", saved_enabled, sizeof(saved_enabled));
+	read_choice(THP_SYSFS "defrag", saved_defrag, sizeof(saved_defrag));
+	saver = getpid();
+	atexit(thp_restore_settings);
+}
+
+int sys_pidfd_open(pid_t pid)
+{
+	return syscall(SYS_pidfd_open, pid, 0);
+}
+
+long sys_process_madvise(int pidfd, void *addr, size_t len, int advice,
+			 unsigned int flags)
+{
+	struct iovec iov = { .iov_base = addr, .iov_len = len };
+
+	return syscall(SYS_process_madvise, pidfd, &iov, 1, advice, flags);
+}
+
+int target_start(struct target *t, size_t nr_hpages, uid_t uid,
+		 bool (*skip)(size_t page))
+{
+	struct region r;
+	int pfd[2];
+	ssize_t n;
+
+	if (pipe(pfd))
+		return -errno;
+	t->pid = fork();
+	if (t->pid < 0)
+		return -errno;
+	if (!t->pid) {
+		close(pfd[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (uid && (setresgid(uid, uid, uid) || setresuid(uid, uid, uid)))
+			_exit(1);
+		/* Stay ptrace-readable by the test after the uid change. */
+		prctl(PR_SET_DUMPABLE, 1);
+		if (region_map(&r, nr_hpages))
+			_exit(1);
+		region_fill(&r, skip);
+		if (write(pfd[1], &r.p, sizeof(r.p)) != sizeof(r.p))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(pfd[1]);
+	n = read(pfd[0], &t->p, sizeof(t->p));
+	close(pfd[0]);
+	t->len = nr_hpages * HPAGE_SZ;
+	if (n != sizeof(t->p)) {
+		target_stop(t);
+		return -EIO;
+	}
+	return 0;
+}
+
+void target_stop(struct target *t)
+{
+	if (t->pid > 0) {
+		kill(t->pid, SIGKILL);
+		waitpid(t->pid, NULL, 0);
+	}
+	t->pid = 0;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the collapse_ext selftests: aligned anonymous regions,
+ * THP sysfs knobs, vmstat counters, smaps, process_madvise().
+ */
+#ifndef COLLAPSE_TEST_H
+#define COLLAPSE_TEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+#ifndef MADV_F_COLLAPSE_LIMITS
+#define MADV_F_COLLAPSE_LIMITS 0x1
+#define MADV_F_COLLAPSE_DEFRAG 0x2
+#endif
+
+#define PAGE_SZ		4096UL
+#define HPAGE_SZ	(2UL << 20)
+#define HPAGE_NR	(HPAGE_SZ / PAGE_SZ)
+
+#define THP_SYSFS	"/sys/kernel/mm/transparent_hugepage/"
+#define KHUGEPAGED	THP_SYSFS "khugepaged/"
+
+/* A PMD-aligned anonymous mapping of @nr_hpages huge pages, not faulted. */
+struct region {
+	char *p;
+	size_t len;
+	char *raw;
+	size_t raw_len;
+};
+
+int region_map(struct region *r, size_t nr_hpages);
+void region_unmap(struct region *r);
+/* Write every page except those for which skip(page index) returns true. */
+void region_fill(struct region *r, bool (*skip)(size_t page));
+/* Check what region_fill() wrote; absent pages must read as zero. */
+bool region_check(struct region *r, bool (*skip)(size_t page));
+
+/* AnonHugePages of the vmas overlapping [p, p + len) in /proc/PID/smaps. */
+unsigned long anon_huge_kb(pid_t pid, const void *p, size_t len);
+/* Is every huge page of [p, p + len) PMD-mapped? */
+bool range_is_huge(pid_t pid, const void *p, size_t len);
+
+/* /proc/vmstat counter, or -1. */
+long vmstat(const char *name);
+
+/* Read and write a sysfs (or any) file holding a number or a word. */
+long read_num(const char *path);
+int write_str(const char *path, const char *val);
+int write_num(const char *path, long val);
+/* Open @path with O_TRUNC (clears e.g. tracefs "trace"). */
+int truncate_file(const char *path);
+
+/*
+ * Save the THP and khugepaged knobs the tests change, and restore them at
+ * exit (also when a test fails).
+ */
+void thp_save_settings(void);
+
+int sys_pidfd_open(pid_t pid);
+long sys_process_madvise(int pidfd, void *addr, size_t len, int advice,
+			 unsigned int flags);
+
+/* Fork a child that maps @nr_hpages, fills them and waits to be killed. */
+struct target {
+	pid_t pid;
+	char *p;
+	size_t len;
+};
+int target_start(struct target *t, size_t nr_hpages, uid_t uid,
+		 bool (*skip)(size_t page));
+void target_stop(struct target *t);
+
+#endif
