@@ -91,6 +91,11 @@ $(BPFTOOL): $(LIBBPF)/libbpf.a
 		feature-disassembler-init-styled=0 >/dev/null
 bpftool: $(BPFTOOL)
 
+# bpftool goes into the guest too: `bpftool struct_ops register` must work.
+$(BUILD)/vm/root/usr/sbin/bpftool: $(BPFTOOL)
+	@install -D -m 755 $< $@
+GUEST_FILES += $(BUILD)/vm/root/usr/sbin/bpftool
+
 $(VMLINUX_H): $(BPFTOOL) $(BZIMAGE)
 	$(BPFTOOL) btf dump file $(VMLINUX) format c > $@.tmp
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi

@@ -2,7 +2,7 @@
 LOADER_SRCS := $(wildcard loader/*.c)
 COLLAPSECTL := $(BUILD)/loader/collapsectl
 
-ifneq ($(LOADER_SRCS),)
+ifneq ($(wildcard loader/collapsectl.c),)
 $(COLLAPSECTL): $(LOADER_SRCS) $(wildcard loader/*.h) $(LIBBPF)/libbpf.a $(HDRS)/.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Iloader $(LOADER_SRCS) -o $@ $(USER_LDFLAGS) $(LIBBPF_LIBS)

@@ -1,29 +1,31 @@
 # Selftests: every selftests/*/NAME.c with a main is one kselftest program
 # (kselftest_harness.h), linked with the shared helpers in selftests/lib/,
-# staged in the guest as /selftests/bin/NAME.  NAME.bpf.c next to it is
-# compiled and embedded as a skeleton (build/selftests/NAME.skel.h).
+# staged in the guest as /selftests/bin/NAME.  Every selftests/*/NAME.bpf.c
+# is compiled and turned into a skeleton, build/selftests/NAME.skel.h.
 # The kernel tree's selftests/mm/khugepaged is staged as /selftests/mm/khugepaged.
 ST_OUT     := $(BUILD)/selftests
-ST_LIB     := $(wildcard selftests/lib/*.c)
+# loader/ops_data.c edits struct_ops data for collapsectl and the tests alike
+ST_LIB     := $(wildcard selftests/lib/*.c) loader/ops_data.c
 ST_SRCS    := $(filter-out %.bpf.c,$(wildcard selftests/mm/*.c selftests/policy/*.c))
 ST_BINS    := $(patsubst %.c,$(ST_OUT)/bin/%,$(notdir $(ST_SRCS)))
 ST_BPF     := $(wildcard selftests/*/*.bpf.c)
-ST_CFLAGS   = $(USER_CFLAGS) -Iselftests/lib -I$(ST_OUT) -D_GNU_SOURCE -pthread
+ST_CFLAGS   = $(USER_CFLAGS) -Wno-sign-compare -Iselftests/lib -Iloader -I$(ST_OUT) \
+	      -D_GNU_SOURCE -pthread
 KSFT_MM    := $(KSRC)/tools/testing/selftests/mm
 
 vpath %.c selftests/mm selftests/policy
 
-$(ST_OUT)/%.bpf.o: selftests/*/%.bpf.c $(wildcard bpf-progs/*.h) $(VMLINUX_H) $(LIBBPF)/libbpf.a
+$(ST_OUT)/%.bpf.o: %.bpf.c $(wildcard bpf-progs/*.h) $(VMLINUX_H) $(LIBBPF)/libbpf.a
 	@mkdir -p $(dir $@)
-	$(CLANG) $(BPF_CFLAGS) -c $(firstword $(wildcard selftests/*/$*.bpf.c)) -o $@
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(ST_OUT)/%.skel.h: $(ST_OUT)/%.bpf.o $(BPFTOOL)
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@.tmp && mv $@.tmp $@
 
-# A test depends on the skeletons of the .bpf.c files that share its prefix.
-.SECONDEXPANSION:
-$(ST_OUT)/bin/%: %.c $(ST_LIB) $(wildcard selftests/lib/*.h) $(HDRS)/.stamp $(LIBBPF)/libbpf.a \
-		$$(patsubst %.bpf.c,$(ST_OUT)/%.skel.h,$$(notdir $$(wildcard selftests/*/$$*.bpf.c selftests/*/$$*_*.bpf.c)))
+ST_SKELS   := $(patsubst %.bpf.c,$(ST_OUT)/%.skel.h,$(notdir $(ST_BPF)))
+
+$(ST_OUT)/bin/%: %.c $(ST_LIB) $(wildcard selftests/lib/*.h selftests/*/*.h loader/*.h) $(HDRS)/.stamp \
+		$(LIBBPF)/libbpf.a $(ST_SKELS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ST_CFLAGS) $< $(ST_LIB) -o $@ $(USER_LDFLAGS) $(LIBBPF_LIBS)
 

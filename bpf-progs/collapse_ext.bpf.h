@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * collapse_ext.bpf.h: the one header a collapse_ext policy includes.
+ *
+ * A policy is a struct collapse_ext_ops map whose hooks answer three
+ * questions for the kernel's collapse core (pte limits, target node, batch
+ * size); see Documentation/admin-guide/mm/collapse_ext.rst:
+ *
+ *	#include "collapse_ext.bpf.h"
+ *
+ *	SEC("struct_ops/pte_limits")
+ *	int BPF_PROG(my_limits, struct collapse_ext_ctx *cctx,
+ *		     struct collapse_ext_limits *limits)
+ *	{
+ *		limits->max_ptes_none = 0;
+ *		return 0;
+ *	}
+ *
+ *	COLLAPSE_EXT_OPS(my_policy, .pte_limits = (void *)my_limits);
+ *
+ * BPF_PROG() names its own context "ctx": call the hook's
+ * struct collapse_ext_ctx argument something else (cctx here).
+ */
+#ifndef __COLLAPSE_EXT_BPF_H
+#define __COLLAPSE_EXT_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#define HPAGE_PMD_NR		512
+/* A pte limit of HPAGE_PMD_NR is no limit (MADV_COLLAPSE's default). */
+#define COLLAPSE_EXT_NO_LIMIT	HPAGE_PMD_NR
+#define COLLAPSE_EXT_ANY_NODE	(-1)
+
+/* kfuncs; __weak so a policy still loads where one is missing: test with
+ * bpf_ksym_exists() before calling. */
+extern u32 collapse_ext_node_load(const struct collapse_ext_ctx *ctx,
+				  s32 nid) __ksym __weak;
+extern u32 collapse_ext_nr_node_ids(void) __ksym __weak;
+extern u64 collapse_ext_node_free_pages(s32 nid) __ksym __weak;
+extern s32 collapse_ext_owner_node(const struct collapse_ext_ctx *ctx) __ksym __weak;
+extern u64 collapse_ext_owner_cgroup_id(const struct collapse_ext_ctx *ctx) __ksym __weak;
+
+/*
+ * COLLAPSE_EXT_OPS(name, .hook = (void *)prog, ...): the policy map, in
+ * ".struct_ops.link" so it attaches as a BPF link (what collapsectl pins,
+ * and what link update swaps in place). Its name is the policy's name;
+ * cgroup_id 0 governs the whole system until the loader sets it.
+ */
+#define COLLAPSE_EXT_OPS(__name, ...)				\
+	SEC(".struct_ops.link")					\
+	struct collapse_ext_ops __name = {			\
+		.name = #__name,				\
+		__VA_ARGS__					\
+	}
+
+/* Node of the CPU running this hook. */
+static __always_inline s32 collapse_ext_this_node(void)
+{
+	return (s32)bpf_get_numa_node_id();
+}
+
+/* Number of node ids to loop over: the kernel's, else a safe bound. */
+static __always_inline u32 collapse_ext_node_count(void)
+{
+	if (bpf_ksym_exists(collapse_ext_nr_node_ids))
+		return collapse_ext_nr_node_ids();
+	return 1;
+}
+
+#endif /* __COLLAPSE_EXT_BPF_H */

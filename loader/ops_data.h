@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Edit the data of a collapse_ext_ops struct_ops map before it is loaded:
+ * the cgroup it governs and its name. Works on any object, with or without
+ * a skeleton: the member offsets come from the object's BTF.
+ */
+#ifndef OPS_DATA_H
+#define OPS_DATA_H
+
+#include <stdint.h>
+#include <bpf/libbpf.h>
+
+/* The collapse_ext_ops struct_ops map of @obj, or NULL. */
+struct bpf_map *ops_data_find_map(struct bpf_object *obj);
+
+/* Set cgroup_id / name of the (opened, not loaded) struct_ops @map of @obj. */
+int ops_data_set_cgroup_id(struct bpf_object *obj, struct bpf_map *map,
+			   uint64_t cgroup_id);
+int ops_data_set_name(struct bpf_object *obj, struct bpf_map *map,
+		      const char *name);
+/* Copy the name into @buf (size @len); 0 or -errno. */
+int ops_data_get_name(struct bpf_object *obj, struct bpf_map *map, char *buf,
+		      size_t len);
+
+#endif

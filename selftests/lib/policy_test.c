@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Helpers for the collapse_ext policy selftests; see policy_test.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collapse_test.h"
+#include "policy_test.h"
+
+long policy_stat(const char *policy, const char *key)
+{
+	char path[256], k[128];
+	long v, ret = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), CE_SYSFS "%s/stats", policy);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%127s %ld", k, &v) == 2) {
+		if (!strcmp(k, key)) {
+			ret = v;
+			break;
+		}
+	}
+	fclose(f);
+	/* Per-result failures are only listed once they happen. */
+	if (ret < 0 && !strncmp(key, "failed_", 7))
+		ret = 0;
+	return ret;
+}
+
+bool policy_attached(const char *policy)
+{
+	char name[64];
+	unsigned long long id;
+	bool found = false;
+	FILE *f = fopen(CE_SYSFS "policies", "r");
+
+	if (!f)
+		return false;
+	while (fscanf(f, "%63s %llu", name, &id) == 2)
+		if (!strcmp(name, policy))
+			found = true;
+	fclose(f);
+	return found;
+}
+
+uint64_t cg_id(const char *path)
+{
+	char full[256];
+	struct stat st;
+
+	snprintf(full, sizeof(full), CGROOT "%s", path);
+	if (stat(full, &st))
+		return 0;
+	/* On cgroup2 the inode number is the cgroup (kernfs) id. */
+	return st.st_ino;
+}
+
+int cg_create(const char *path, uint64_t *id)
+{
+	char full[256];
+
+	snprintf(full, sizeof(full), CGROOT "%s", path);
+	if (mkdir(full, 0755) && errno != EEXIST)
+		return -errno;
+	if (id)
+		*id = cg_id(path);
+	return 0;
+}
+
+int cg_remove(const char *path)
+{
+	char full[256];
+
+	snprintf(full, sizeof(full), CGROOT "%s", path);
+	return rmdir(full) ? -errno : 0;
+}
+
+int run_in_cgroup(const char *path, int (*fn)(void *arg), void *arg)
+{
+	char procs[256];
+	int status;
+	pid_t pid;
+
+	snprintf(procs, sizeof(procs), CGROOT "%s%scgroup.procs", path,
+		 path[0] ? "/" : "");
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (write_num(procs, getpid()))
+			_exit(255);
+		_exit(fn(arg) & 0xff);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static bool skip_seventh(size_t page)
+{
+	return page % HPAGE_NR == 7;
+}
+
+int collapse_sparse_region(size_t nr_hpages)
+{
+	struct region r;
+	int ret = 0;
+
+	if (region_map(&r, nr_hpages))
+		return ENOMEM;
+	region_fill(&r, skip_seventh);
+	if (madvise(r.p, r.len, MADV_COLLAPSE))
+		ret = errno;
+	else if (!range_is_huge(0, r.p, r.len) || !region_check(&r, skip_seventh))
+		ret = 250;
+	region_unmap(&r);
+	return ret;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for the collapse_ext policy selftests: the kernel's per-policy
+ * counters, cgroups, running a function in a child inside a cgroup.
+ */
+#ifndef POLICY_TEST_H
+#define POLICY_TEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+/* The kernel type names BPF skeletons use for .bss and struct_ops. */
+typedef __u64 u64;
+typedef __s64 s64;
+typedef __u32 u32;
+typedef __s32 s32;
+
+#define CE_SYSFS	"/sys/kernel/mm/collapse_ext/"
+#define CGROOT		"/sys/fs/cgroup/"
+
+/* enum collapse_caller, enum collapse_ext_exit_reason */
+#define CALLER_KHUGEPAGED	0
+#define CALLER_MADVISE		1
+#define CALLER_PROCESS_MADVISE	2
+#define EXIT_UNREG		1
+#define EXIT_CGROUP_REMOVED	2
+#define EXIT_SWAPPED		3
+
+/* A counter of /sys/kernel/mm/collapse_ext/POLICY/stats, -1 if absent. */
+long policy_stat(const char *policy, const char *key);
+/* Is POLICY listed in /sys/kernel/mm/collapse_ext/policies? */
+bool policy_attached(const char *policy);
+
+/* Create /sys/fs/cgroup/PATH (parents must exist) and return its id. */
+int cg_create(const char *path, uint64_t *id);
+int cg_remove(const char *path);
+uint64_t cg_id(const char *path);
+
+/*
+ * Run fn(arg) in a child process moved into cgroup PATH ("" for the
+ * root); return fn's return value (0..255), or -1.
+ */
+int run_in_cgroup(const char *path, int (*fn)(void *arg), void *arg);
+
+/* madvise(MADV_COLLAPSE) over @nr_hpages freshly filled huge pages with
+ * page 7 of each left out; returns 0 or the errno. */
+int collapse_sparse_region(size_t nr_hpages);
+
+#endif

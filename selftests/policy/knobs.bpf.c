@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * knobs: a collapse_ext policy whose every answer is set by the test
+ * through .bss, and which records what the kernel asked it.
+ */
+#include "collapse_ext.bpf.h"
+
+char _license[] SEC("license") = "GPL";
+
+#define KEEP	(-1LL)
+
+/* Answers: KEEP leaves the kernel's value. */
+s64 set_none = KEEP, set_swap = KEEP, set_shared = KEEP;
+int veto;
+s32 node = COLLAPSE_EXT_ANY_NODE;
+s64 pass_pages = KEEP;
+s32 init_ret;
+
+/* What the kernel asked. */
+u64 nr_pte_limits, nr_target_node, nr_batch_size, nr_collapsed, nr_init;
+u32 seen_none, seen_swap, seen_shared, seen_caller, seen_flags, seen_is_file;
+u64 seen_cgroup_id, seen_owner_cgroup_id;
+u32 seen_dflt, seen_load0, seen_load1;
+s32 last_result = -1, exit_reason = -1;
+
+SEC("struct_ops/pte_limits")
+int BPF_PROG(knobs_pte_limits, struct collapse_ext_ctx *cctx,
+	     struct collapse_ext_limits *limits)
+{
+	nr_pte_limits++;
+	seen_none = limits->max_ptes_none;
+	seen_swap = limits->max_ptes_swap;
+	seen_shared = limits->max_ptes_shared;
+	seen_caller = cctx->caller;
+	seen_flags = cctx->flags;
+	seen_is_file = cctx->is_file;
+	seen_cgroup_id = cctx->cgroup_id;
+	seen_owner_cgroup_id = collapse_ext_owner_cgroup_id(cctx);
+	if (veto)
+		return 1;
+	if (set_none != KEEP)
+		limits->max_ptes_none = set_none;
+	if (set_swap != KEEP)
+		limits->max_ptes_swap = set_swap;
+	if (set_shared != KEEP)
+		limits->max_ptes_shared = set_shared;
+	return 0;
+}
+
+SEC("struct_ops/target_node")
+s32 BPF_PROG(knobs_target_node, struct collapse_ext_ctx *cctx)
+{
+	nr_target_node++;
+	seen_load0 = collapse_ext_node_load(cctx, 0);
+	seen_load1 = collapse_ext_node_load(cctx, 1);
+	return node;
+}
+
+SEC("struct_ops/batch_size")
+u32 BPF_PROG(knobs_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
+{
+	nr_batch_size++;
+	seen_dflt = dflt;
+	return pass_pages == KEEP ? dflt : pass_pages;
+}
+
+SEC("struct_ops/collapsed")
+void BPF_PROG(knobs_collapsed, struct collapse_ext_ctx *cctx, s32 result)
+{
+	nr_collapsed++;
+	last_result = result;
+}
+
+SEC("struct_ops/init")
+s32 BPF_PROG(knobs_init)
+{
+	nr_init++;
+	return init_ret;
+}
+
+SEC("struct_ops/exit")
+void BPF_PROG(knobs_exit, struct collapse_ext_exit_info *info)
+{
+	exit_reason = info->reason;
+}
+
+COLLAPSE_EXT_OPS(knobs,
+	.pte_limits = (void *)knobs_pte_limits,
+	.target_node = (void *)knobs_target_node,
+	.batch_size = (void *)knobs_batch_size,
+	.collapsed = (void *)knobs_collapsed,
+	.init = (void *)knobs_init,
+	.exit = (void *)knobs_exit);

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Open, configure, load and attach the knobs test policy. */
+#ifndef KNOBS_H
+#define KNOBS_H
+
+#include <errno.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+
+#include "ops_data.h"
+#include "policy_test.h"
+#include "knobs.skel.h"
+
+/*
+ * A knobs policy named @name (NULL keeps "knobs") for cgroup @cgid (0 is
+ * the root), loaded but not attached: set its .bss answers, then
+ * knobs_attach().
+ */
+static inline struct knobs *knobs_load(const char *name, uint64_t cgid)
+{
+	struct knobs *skel = knobs__open();
+
+	if (!skel)
+		return NULL;
+	if (ops_data_set_cgroup_id(skel->obj, skel->maps.knobs, cgid) ||
+	    (name && ops_data_set_name(skel->obj, skel->maps.knobs, name)) ||
+	    knobs__load(skel)) {
+		knobs__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+/* Attach as a link; returns the link or NULL with errno set. */
+static inline struct bpf_link *knobs_attach(struct knobs *skel)
+{
+	struct bpf_link *link = bpf_map__attach_struct_ops(skel->maps.knobs);
+
+	if (!link)
+		return NULL;
+	return link;
+}
+
+#endif

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pte_limits: the limits a policy leaves are the ones the anon scan, the
+ * isolation and khugepaged apply; a veto stops the range; out-of-range
+ * limits are clamped and counted; thp_scan_exceed_* stay exact.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collapse_test.h"
+#include "policy_test.h"
+#include "knobs.h"
+#include "kselftest_harness.h"
+
+static bool skip_seventh(size_t page)
+{
+	return page % HPAGE_NR == 7;
+}
+
+FIXTURE(limits)
+{
+	struct knobs *skel;
+	struct bpf_link *link;
+	struct region r;
+};
+
+FIXTURE_SETUP(limits)
+{
+	thp_save_settings();
+	self->skel = knobs_load(NULL, 0);
+	ASSERT_NE(NULL, self->skel);
+	self->link = knobs_attach(self->skel);
+	ASSERT_NE(NULL, self->link) TH_LOG("attach: %s", strerror(errno));
+	ASSERT_EQ(0, region_map(&self->r, 2));
+}
+
+FIXTURE_TEARDOWN(limits)
+{
+	region_unmap(&self->r);
+	bpf_link__destroy(self->link);
+	knobs__destroy(self->skel);
+}
+
+TEST_F(limits, none0_ebusy_none511_collapses)
+{
+	long exceed = vmstat("thp_scan_exceed_none_pte");
+
+	region_fill(&self->r, skip_seventh);
+	self->skel->data->set_none = 0;
+	EXPECT_EQ(-1, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_FALSE(range_is_huge(0, self->r.p, self->r.len));
+	EXPECT_LT(exceed, vmstat("thp_scan_exceed_none_pte"));
+	/* MADV_COLLAPSE arrives with "no limit" */
+	EXPECT_EQ(HPAGE_NR, self->skel->bss->seen_none);
+	EXPECT_EQ(CALLER_MADVISE, self->skel->bss->seen_caller);
+	/* As on mainline, MADV_COLLAPSE stops at the first such range. */
+	EXPECT_EQ(1, self->skel->bss->nr_pte_limits);
+
+	self->skel->data->set_none = 511;
+	EXPECT_EQ(0, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
+	EXPECT_TRUE(range_is_huge(0, self->r.p, self->r.len));
+	EXPECT_TRUE(region_check(&self->r, skip_seventh));
+	EXPECT_EQ(2, policy_stat("knobs", "collapse_succeeded"));
+	EXPECT_EQ(1, policy_stat("knobs", "failed_exceed_none_pte"));
+	EXPECT_EQ(3, policy_stat("knobs", "ranges_scanned"));
+	EXPECT_EQ(1, self->skel->data->last_result);	/* SCAN_SUCCEED */
+}
+
+TEST_F(limits, veto_is_ebusy_and_counted)
+{
+	region_fill(&self->r, NULL);
+	self->skel->bss->veto = 1;
+	EXPECT_EQ(-1, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_FALSE(range_is_huge(0, self->r.p, self->r.len));
+	EXPECT_EQ(2, policy_stat("knobs", "vetoes"));
+	EXPECT_EQ(2, policy_stat("knobs", "failed_policy_veto"));
+	EXPECT_EQ(0, policy_stat("knobs", "ranges_scanned"));
+}
+
+TEST_F(limits, huge_values_clamped)
+{
+	region_fill(&self->r, skip_seventh);
+	self->skel->data->set_none = 100000;
+	self->skel->data->set_swap = -2;		/* 0xfffffffe as u32 */
+	EXPECT_EQ(0, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
+	EXPECT_TRUE(range_is_huge(0, self->r.p, self->r.len));
+	EXPECT_EQ(2, policy_stat("knobs", "limits_clamped"));
+}
+
+TEST_F(limits, process_madvise_limits_arrive)
+{
+	int pidfd = sys_pidfd_open(getpid());
+
+	ASSERT_LE(0, pidfd);
+	ASSERT_EQ(0, write_num(KHUGEPAGED "max_ptes_none", 17));
+	region_fill(&self->r, NULL);
+	EXPECT_EQ((long)self->r.len,
+		  sys_process_madvise(pidfd, self->r.p, self->r.len,
+				      MADV_COLLAPSE, MADV_F_COLLAPSE_LIMITS));
+	EXPECT_EQ(17, self->skel->bss->seen_none);
+	EXPECT_EQ(CALLER_PROCESS_MADVISE, self->skel->bss->seen_caller);
+	EXPECT_EQ(MADV_F_COLLAPSE_LIMITS, self->skel->bss->seen_flags);
+	close(pidfd);
+}
+
+/* Half of each huge page stays shared with a child after fork(). */
+TEST_F(limits, max_ptes_shared_with_fork)
+{
+	long exceed = vmstat("thp_scan_exceed_share_pte");
+	pid_t child;
+
+	region_fill(&self->r, NULL);
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	for (size_t off = 0; off < self->r.len; off += 2 * PAGE_SZ)
+		self->r.p[off + 8] = 1;		/* CoW: now exclusive */
+
+	self->skel->data->set_shared = 0;
+	EXPECT_EQ(-1, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
+	EXPECT_FALSE(range_is_huge(0, self->r.p, self->r.len));
+	EXPECT_LT(exceed, vmstat("thp_scan_exceed_share_pte"));
+
+	self->skel->data->set_shared = HPAGE_NR / 2;
+	EXPECT_EQ(0, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
+	EXPECT_TRUE(range_is_huge(0, self->r.p, self->r.len));
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+}
+
+/* 64 pages of each huge page swapped out to zram. */
+TEST_F(limits, max_ptes_swap_with_zram)
+{
+	long exceed = vmstat("thp_scan_exceed_swap_pte");
+	long swpout = vmstat("pswpout");
+
+	if (read_num("/sys/block/zram0/disksize") <= 0)
+		SKIP(return, "no zram swap");
+	region_fill(&self->r, NULL);
+	for (size_t h = 0; h < self->r.len; h += HPAGE_SZ)
+		ASSERT_EQ(0, madvise(self->r.p + h, 64 * PAGE_SZ, MADV_PAGEOUT));
+	ASSERT_LT(swpout, vmstat("pswpout"));
+
+	self->skel->data->set_swap = 0;
+	EXPECT_EQ(-1, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
+	EXPECT_FALSE(range_is_huge(0, self->r.p, self->r.len));
+	EXPECT_LT(exceed, vmstat("thp_scan_exceed_swap_pte"));
+
+	self->skel->data->set_swap = 511;
+	EXPECT_EQ(0, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
+	EXPECT_TRUE(range_is_huge(0, self->r.p, self->r.len));
+	EXPECT_TRUE(region_check(&self->r, NULL));
+}
+
+/* Wait up to @secs for khugepaged to finish two more full scans. */
+static void wait_full_scans(int secs)
+{
+	long target = read_num(KHUGEPAGED "full_scans") + 2;
+
+	for (int i = 0; i < secs * 10 && read_num(KHUGEPAGED "full_scans") < target; i++)
+		usleep(100000);
+}
+
+static void khugepaged_fast(void)
+{
+	write_num(KHUGEPAGED "scan_sleep_millisecs", 10);
+	write_num(KHUGEPAGED "alloc_sleep_millisecs", 10);
+	write_num(KHUGEPAGED "pages_to_scan", 8 * HPAGE_NR);
+	write_str(THP_SYSFS "enabled", "madvise");
+}
+
+TEST_F(limits, khugepaged_follows_policy)
+{
+	long exceed = vmstat("thp_scan_exceed_none_pte");
+
+	khugepaged_fast();
+	/* sysfs would collapse, the policy says no */
+	ASSERT_EQ(0, write_num(KHUGEPAGED "max_ptes_none", 511));
+	self->skel->data->set_none = 0;
+	region_fill(&self->r, skip_seventh);
+	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_HUGEPAGE));
+	wait_full_scans(10);
+	EXPECT_FALSE(range_is_huge(0, self->r.p, self->r.len));
+	EXPECT_LT(exceed, vmstat("thp_scan_exceed_none_pte"));
+	EXPECT_EQ(CALLER_KHUGEPAGED, self->skel->bss->seen_caller);
+	EXPECT_LT(0, policy_stat("knobs", "khugepaged_passes"));
+
+	/* sysfs would not, the policy says yes */
+	ASSERT_EQ(0, write_num(KHUGEPAGED "max_ptes_none", 0));
+	self->skel->data->set_none = 511;
+	for (int i = 0; i < 100 && !range_is_huge(0, self->r.p, self->r.len); i++)
+		usleep(100000);
+	EXPECT_TRUE(range_is_huge(0, self->r.p, self->r.len));
+	EXPECT_TRUE(region_check(&self->r, skip_seventh));
+	madvise(self->r.p, self->r.len, MADV_NOHUGEPAGE);
+}
+
+TEST_F(limits, khugepaged_pass_size)
+{
+	khugepaged_fast();
+	self->skel->data->pass_pages = 3 * HPAGE_NR;
+	region_fill(&self->r, NULL);
+	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_HUGEPAGE));
+	wait_full_scans(10);
+	EXPECT_EQ(8 * HPAGE_NR, self->skel->bss->seen_dflt);
+	EXPECT_LT(0, policy_stat("knobs", "khugepaged_passes"));
+	EXPECT_EQ(3 * HPAGE_NR * policy_stat("knobs", "khugepaged_passes"),
+		  policy_stat("knobs", "khugepaged_pass_pages"));
+
+	/* 0 and 1 << 30 are clamped */
+	self->skel->data->pass_pages = 0;
+	wait_full_scans(10);
+	self->skel->data->pass_pages = 1 << 30;
+	wait_full_scans(10);
+	EXPECT_LE(2, policy_stat("knobs", "batch_size_clamped"));
+	madvise(self->r.p, self->r.len, MADV_NOHUGEPAGE);
+}
+
+TEST_HARNESS_MAIN
