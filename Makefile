@@ -79,7 +79,7 @@ headers: $(HDRS)/.stamp
 $(LIBBPF)/libbpf.a: $(KSTAMP)
 	@mkdir -p $(LIBBPF)/obj
 	$(MAKE) -s -C $(KSRC)/tools/lib/bpf OUTPUT=$(LIBBPF)/obj/ BUILD_STATIC_ONLY=1 \
-		DESTDIR=$(LIBBPF) prefix= install_headers >/dev/null
+		DESTDIR=$(LIBBPF) prefix= all install_headers >/dev/null
 	cp $(LIBBPF)/obj/libbpf.a $@
 libbpf: $(LIBBPF)/libbpf.a
 

@@ -75,18 +75,24 @@ static void *member_ptr(struct bpf_object *obj, struct bpf_map *map,
 	return data + off;
 }
 
-int ops_data_set_cgroup_id(struct bpf_object *obj, struct bpf_map *map,
-			   uint64_t cgroup_id)
+int ops_data_set_u64(struct bpf_object *obj, struct bpf_map *map,
+		     const char *name, uint64_t val)
 {
 	size_t size;
-	void *p = member_ptr(obj, map, "cgroup_id", &size);
+	void *p = member_ptr(obj, map, name, &size);
 
 	if (!p)
 		return -errno;
-	if (size != sizeof(cgroup_id))
+	if (size != sizeof(val))
 		return -EINVAL;
-	memcpy(p, &cgroup_id, sizeof(cgroup_id));
+	memcpy(p, &val, sizeof(val));
 	return 0;
+}
+
+int ops_data_set_cgroup_id(struct bpf_object *obj, struct bpf_map *map,
+			   uint64_t cgroup_id)
+{
+	return ops_data_set_u64(obj, map, "cgroup_id", cgroup_id);
 }
 
 int ops_data_set_name(struct bpf_object *obj, struct bpf_map *map,

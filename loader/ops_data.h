@@ -18,6 +18,9 @@ int ops_data_set_cgroup_id(struct bpf_object *obj, struct bpf_map *map,
 			   uint64_t cgroup_id);
 int ops_data_set_name(struct bpf_object *obj, struct bpf_map *map,
 		      const char *name);
+/* Set any u64 member, e.g. "flags". */
+int ops_data_set_u64(struct bpf_object *obj, struct bpf_map *map,
+		     const char *name, uint64_t val);
 /* Copy the name into @buf (size @len); 0 or -errno. */
 int ops_data_get_name(struct bpf_object *obj, struct bpf_map *map, char *buf,
 		      size_t len);

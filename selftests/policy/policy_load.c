@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Load- and attach-time rejections: a program writing to ctx, a sleepable
+ * program, nonzero flags, an empty name, a failing init(), a caller
+ * without CAP_SYS_ADMIN. Each is refused with a clear verifier message or
+ * errno, and nothing stays attached.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collapse_test.h"
+#include "policy_test.h"
+#include "knobs.h"
+#include "bad_ctx_write.skel.h"
+#include "bad_sleepable.skel.h"
+#include "kselftest_harness.h"
+
+static char libbpf_log[1 << 16];
+
+static int capture(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	size_t len = strlen(libbpf_log);
+
+	if (len < sizeof(libbpf_log) - 1)
+		vsnprintf(libbpf_log + len, sizeof(libbpf_log) - len, fmt, ap);
+	return 0;
+}
+
+TEST(ctx_write_rejected_by_verifier)
+{
+	struct bad_ctx_write *skel;
+
+	libbpf_log[0] = 0;
+	libbpf_set_print(capture);
+	skel = bad_ctx_write__open_and_load();
+	libbpf_set_print(NULL);
+	EXPECT_EQ(NULL, skel);
+	EXPECT_NE(NULL, strstr(libbpf_log, "only struct collapse_ext_limits is writable"))
+		TH_LOG("verifier log: %.2000s", libbpf_log);
+	bad_ctx_write__destroy(skel);
+}
+
+TEST(sleepable_refused)
+{
+	struct bad_sleepable *skel = bad_sleepable__open_and_load();
+	struct bpf_link *link = NULL;
+
+	/* check_member() refuses it at load (or, at the latest, attach) */
+	if (skel)
+		link = bpf_map__attach_struct_ops(skel->maps.bad_sleepable);
+	EXPECT_EQ(NULL, link);
+	EXPECT_FALSE(policy_attached("bad_sleepable"));
+	bpf_link__destroy(link);
+	bad_sleepable__destroy(skel);
+}
+
+/* The struct_ops data reaches the kernel (init_member()) at attach. */
+static int attach_errno(struct knobs *skel)
+{
+	struct bpf_link *link;
+
+	if (knobs__load(skel))
+		return errno;
+	link = knobs_attach(skel);
+	if (!link)
+		return errno;
+	bpf_link__destroy(link);
+	return 0;
+}
+
+TEST(nonzero_flags_einval)
+{
+	struct knobs *skel = knobs__open();
+
+	ASSERT_NE(NULL, skel);
+	ASSERT_EQ(0, ops_data_set_u64(skel->obj, skel->maps.knobs, "flags", 1));
+	EXPECT_EQ(EINVAL, attach_errno(skel));
+	EXPECT_FALSE(policy_attached("knobs"));
+	knobs__destroy(skel);
+}
+
+TEST(empty_name_einval)
+{
+	struct knobs *skel = knobs__open();
+
+	ASSERT_NE(NULL, skel);
+	ASSERT_EQ(0, ops_data_set_name(skel->obj, skel->maps.knobs, ""));
+	EXPECT_EQ(EINVAL, attach_errno(skel));
+	knobs__destroy(skel);
+}
+
+TEST(missing_cgroup_enoent)
+{
+	struct knobs *skel = knobs_load(NULL, 0x7fffffff0ULL);
+
+	ASSERT_NE(NULL, skel);
+	EXPECT_EQ(NULL, knobs_attach(skel));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_FALSE(policy_attached("knobs"));
+	knobs__destroy(skel);
+}
+
+TEST(failing_init_refuses_attach)
+{
+	struct knobs *skel = knobs_load(NULL, 0);
+
+	ASSERT_NE(NULL, skel);
+	skel->bss->init_ret = -ENODEV;
+	EXPECT_EQ(NULL, knobs_attach(skel));
+	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(1, skel->bss->nr_init);
+	EXPECT_FALSE(policy_attached("knobs"));
+	knobs__destroy(skel);
+}
+
+TEST(attach_needs_cap_sys_admin)
+{
+	struct knobs *skel = knobs_load(NULL, 0);
+	int status;
+	pid_t pid;
+
+	ASSERT_NE(NULL, skel);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct data[2] = {};
+		unsigned long long caps = (1ULL << CAP_BPF) | (1ULL << CAP_PERFMON);
+		struct bpf_link *link;
+
+		data[0].effective = data[0].permitted = (unsigned int)caps;
+		data[1].effective = data[1].permitted = (unsigned int)(caps >> 32);
+		if (syscall(SYS_capset, &hdr, data))
+			_exit(100);
+		link = knobs_attach(skel);
+		_exit(link ? 0 : errno);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(EPERM, WEXITSTATUS(status));
+	EXPECT_FALSE(policy_attached("knobs"));
+	knobs__destroy(skel);
+}
+
+TEST(attach_detach_counters)
+{
+	struct knobs *skel = knobs_load(NULL, 0);
+	struct bpf_link *link;
+
+	ASSERT_NE(NULL, skel);
+	link = knobs_attach(skel);
+	ASSERT_NE(NULL, link);
+	EXPECT_TRUE(policy_attached("knobs"));
+	EXPECT_EQ(1, skel->bss->nr_init);
+	EXPECT_EQ(0, policy_stat("knobs", "swaps"));
+	bpf_link__destroy(link);
+	EXPECT_FALSE(policy_attached("knobs"));
+	EXPECT_EQ(EXIT_UNREG, skel->data->exit_reason);
+	EXPECT_EQ(-1, policy_stat("knobs", "swaps"));
+	knobs__destroy(skel);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Scope: a policy governs its cgroup subtree; two cgroups run two
+ * policies at once; a nested cgroup inherits; a process outside gets the
+ * default; one policy per cgroup (EBUSY), unique names (EEXIST); removing
+ * a cgroup detaches its policy; a link update swaps a policy with no
+ * window where the default applies; detach is safe while MADV_COLLAPSE
+ * runs.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collapse_test.h"
+#include "policy_test.h"
+#include "knobs.h"
+#include "kselftest_harness.h"
+
+#define CG_A		"ce_scope_a"
+#define CG_NESTED	"ce_scope_a/nested"
+#define CG_B		"ce_scope_b"
+#define CG_GONE		"ce_scope_gone"
+
+FIXTURE(scope)
+{
+	uint64_t a, b;
+};
+
+FIXTURE_SETUP(scope)
+{
+	ASSERT_EQ(0, cg_create(CG_A, &self->a));
+	ASSERT_EQ(0, cg_create(CG_NESTED, NULL));
+	ASSERT_EQ(0, cg_create(CG_B, &self->b));
+}
+
+FIXTURE_TEARDOWN(scope)
+{
+	cg_remove(CG_NESTED);
+	cg_remove(CG_A);
+	cg_remove(CG_B);
+}
+
+static int collapse_one(void *arg)
+{
+	return collapse_sparse_region(1);
+}
+
+/* A policy named @name on @cgid that vetoes (@veto) or lets through. */
+static struct knobs *policy(const char *name, uint64_t cgid, int veto,
+			    struct bpf_link **link)
+{
+	struct knobs *skel = knobs_load(name, cgid);
+
+	if (!skel)
+		return NULL;
+	skel->bss->veto = veto;
+	*link = knobs_attach(skel);
+	return skel;
+}
+
+TEST_F(scope, two_cgroups_nested_and_outside)
+{
+	struct bpf_link *la, *lb;
+	struct knobs *pa = policy("pol_a", self->a, 1, &la);
+	struct knobs *pb = policy("pol_b", self->b, 0, &lb);
+
+	ASSERT_NE(NULL, la);
+	ASSERT_NE(NULL, lb);
+
+	EXPECT_EQ(EBUSY, run_in_cgroup(CG_A, collapse_one, NULL));
+	EXPECT_EQ(1, pa->bss->nr_pte_limits);
+	EXPECT_EQ(0, pb->bss->nr_pte_limits);
+	EXPECT_EQ(self->a, pa->bss->seen_cgroup_id);
+
+	EXPECT_EQ(0, run_in_cgroup(CG_B, collapse_one, NULL));
+	EXPECT_EQ(1, pb->bss->nr_pte_limits);
+	EXPECT_EQ(self->b, pb->bss->seen_owner_cgroup_id);
+
+	/* nested inherits A */
+	EXPECT_EQ(EBUSY, run_in_cgroup(CG_NESTED, collapse_one, NULL));
+	EXPECT_EQ(2, pa->bss->nr_pte_limits);
+	EXPECT_EQ(cg_id(CG_NESTED), pa->bss->seen_owner_cgroup_id);
+
+	/* outside both: the kernel's default, no policy consulted */
+	EXPECT_EQ(0, run_in_cgroup("", collapse_one, NULL));
+	EXPECT_EQ(2, pa->bss->nr_pte_limits);
+	EXPECT_EQ(1, pb->bss->nr_pte_limits);
+
+	EXPECT_EQ(2, policy_stat("pol_a", "vetoes"));
+	EXPECT_EQ(1, policy_stat("pol_b", "collapse_succeeded"));
+
+	bpf_link__destroy(la);
+	bpf_link__destroy(lb);
+	knobs__destroy(pa);
+	knobs__destroy(pb);
+}
+
+TEST_F(scope, nested_policy_wins)
+{
+	struct bpf_link *la, *ln;
+	struct knobs *pa = policy("pol_a", self->a, 1, &la);
+	struct knobs *pn = policy("pol_n", cg_id(CG_NESTED), 0, &ln);
+
+	ASSERT_NE(NULL, la);
+	ASSERT_NE(NULL, ln);
+	EXPECT_EQ(0, run_in_cgroup(CG_NESTED, collapse_one, NULL));
+	EXPECT_EQ(1, pn->bss->nr_pte_limits);
+	EXPECT_EQ(0, pa->bss->nr_pte_limits);
+	bpf_link__destroy(ln);
+	/* detached: A governs the nested cgroup again */
+	EXPECT_EQ(EBUSY, run_in_cgroup(CG_NESTED, collapse_one, NULL));
+	bpf_link__destroy(la);
+	knobs__destroy(pa);
+	knobs__destroy(pn);
+}
+
+TEST_F(scope, second_policy_on_cgroup_ebusy)
+{
+	struct bpf_link *l1, *l2;
+	struct knobs *p1 = policy("first", self->a, 0, &l1);
+	struct knobs *p2 = policy("second", self->a, 0, &l2);
+
+	ASSERT_NE(NULL, l1);
+	EXPECT_EQ(NULL, l2);
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_TRUE(policy_attached("first"));
+	EXPECT_FALSE(policy_attached("second"));
+	bpf_link__destroy(l1);
+	knobs__destroy(p1);
+	knobs__destroy(p2);
+}
+
+TEST_F(scope, duplicate_name_eexist)
+{
+	struct bpf_link *l1, *l2;
+	struct knobs *p1 = policy("dup", self->a, 0, &l1);
+	struct knobs *p2 = policy("dup", self->b, 0, &l2);
+
+	ASSERT_NE(NULL, l1);
+	EXPECT_EQ(NULL, l2);
+	EXPECT_EQ(EEXIST, errno);
+	bpf_link__destroy(l1);
+	knobs__destroy(p1);
+	knobs__destroy(p2);
+}
+
+TEST_F(scope, cgroup_removal_detaches)
+{
+	struct bpf_link *l;
+	struct knobs *p;
+	uint64_t gone;
+	int i;
+
+	ASSERT_EQ(0, cg_create(CG_GONE, &gone));
+	p = policy("pol_gone", gone, 0, &l);
+	ASSERT_NE(NULL, l);
+	EXPECT_TRUE(policy_attached("pol_gone"));
+	ASSERT_EQ(0, cg_remove(CG_GONE));
+	for (i = 0; i < 50 && p->data->exit_reason < 0; i++)
+		usleep(100000);
+	EXPECT_FALSE(policy_attached("pol_gone"));
+	EXPECT_EQ(EXIT_CGROUP_REMOVED, p->data->exit_reason);
+	/* the link outlived the policy: closing it is harmless */
+	bpf_link__destroy(l);
+	knobs__destroy(p);
+}
+
+TEST_F(scope, link_update_swaps_in_place)
+{
+	struct bpf_link *l;
+	struct knobs *old = policy("swapme", self->a, 0, &l);
+	struct knobs *new = knobs_load("swapme", self->a);
+	struct knobs *other = knobs_load("other", self->a);
+
+	ASSERT_NE(NULL, l);
+	ASSERT_NE(NULL, new);
+	ASSERT_NE(NULL, other);
+	new->bss->veto = 1;
+
+	EXPECT_EQ(0, run_in_cgroup(CG_A, collapse_one, NULL));
+	EXPECT_EQ(0, bpf_link__update_map(l, new->maps.knobs));
+	EXPECT_EQ(EXIT_SWAPPED, old->data->exit_reason);
+	EXPECT_EQ(1, new->bss->nr_init);
+	EXPECT_EQ(1, policy_stat("swapme", "swaps"));
+	/* counters carried over; the new ops answer now */
+	EXPECT_EQ(1, policy_stat("swapme", "collapse_succeeded"));
+	EXPECT_EQ(EBUSY, run_in_cgroup(CG_A, collapse_one, NULL));
+	EXPECT_EQ(1, new->bss->nr_pte_limits);
+	EXPECT_EQ(1, old->bss->nr_pte_limits);
+
+	/* an update must keep the name */
+	EXPECT_EQ(-EINVAL, bpf_link__update_map(l, other->maps.knobs));
+
+	bpf_link__destroy(l);
+	knobs__destroy(old);
+	knobs__destroy(new);
+	knobs__destroy(other);
+}
+
+/* Shared with the collapsing child: stop flag and what it saw. */
+struct loop_state {
+	volatile int stop;
+	volatile long calls, successes, other_errors;
+};
+
+static struct loop_state *loop_state(void)
+{
+	void *p = mmap(NULL, sizeof(struct loop_state), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* MADV_COLLAPSE on a sparse range until told to stop. */
+static int collapse_loop(void *arg)
+{
+	struct loop_state *st = arg;
+
+	while (!st->stop) {
+		int err = collapse_sparse_region(1);
+
+		st->calls++;
+		if (!err)
+			st->successes++;
+		else if (err != EBUSY)
+			st->other_errors++;
+	}
+	return 0;
+}
+
+static pid_t start_loop(const char *cg, struct loop_state *st)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(run_in_cgroup(cg, collapse_loop, st));
+	while (pid > 0 && !st->calls)
+		usleep(1000);
+	return pid;
+}
+
+static int stop_loop(pid_t pid, struct loop_state *st)
+{
+	int status;
+
+	st->stop = 1;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST_F(scope, swap_never_shows_default)
+{
+	struct loop_state *st = loop_state();
+	struct knobs *p[2];
+	struct bpf_link *l;
+	pid_t pid;
+	long before;
+	int i;
+
+	ASSERT_NE(NULL, st);
+	p[0] = policy("vetoer", self->a, 1, &l);
+	ASSERT_NE(NULL, l);
+	p[1] = knobs_load("vetoer", self->a);
+	ASSERT_NE(NULL, p[1]);
+	p[1]->bss->veto = 1;
+
+	pid = start_loop(CG_A, st);
+	ASSERT_LT(0, pid);
+	for (i = 1; i <= 40; i++) {
+		/* swap back and forth between two vetoing policies */
+		ASSERT_EQ(0, bpf_link__update_map(l, p[i % 2]->maps.knobs));
+		before = st->calls;
+		while (st->calls == before)
+			usleep(500);
+	}
+	EXPECT_EQ(0, stop_loop(pid, st));
+	TH_LOG("%ld MADV_COLLAPSE calls during 40 swaps", st->calls);
+	EXPECT_EQ(0, st->successes);
+	EXPECT_EQ(0, st->other_errors);
+	EXPECT_EQ(40, policy_stat("vetoer", "swaps"));
+	bpf_link__destroy(l);
+	knobs__destroy(p[0]);
+	knobs__destroy(p[1]);
+	munmap(st, sizeof(*st));
+}
+
+TEST_F(scope, detach_while_collapsing)
+{
+	struct loop_state *st = loop_state();
+	pid_t pid;
+	int i;
+
+	ASSERT_NE(NULL, st);
+	pid = start_loop(CG_A, st);
+	ASSERT_LT(0, pid);
+	for (i = 0; i < 20; i++) {
+		struct bpf_link *l;
+		struct knobs *p = policy("churn", i % 2 ? self->a : 0, i % 3 == 0, &l);
+		long before = st->calls;
+
+		ASSERT_NE(NULL, l);
+		while (st->calls == before)
+			usleep(500);
+		bpf_link__destroy(l);
+		knobs__destroy(p);
+	}
+	EXPECT_EQ(0, stop_loop(pid, st));
+	TH_LOG("%ld calls, %ld collapsed", st->calls, st->successes);
+	EXPECT_EQ(0, st->other_errors);
+	EXPECT_FALSE(policy_attached("churn"));
+	munmap(st, sizeof(*st));
+}
+
+TEST_HARNESS_MAIN
