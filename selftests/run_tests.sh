@@ -19,7 +19,8 @@ tests() {
 		[ -x "$t" ] || continue
 		printf '%s\t%s\n' "$(basename "$t")" "$t"
 	done
-	# The tree's regression baseline, per context and memory type.
+	# The tree's regression baseline, per context and memory type,
+	# without a policy and with the pass-through policy at the root.
 	if [ -x /selftests/mm/khugepaged ]; then
 		for ctx in madvise khugepaged; do
 			for mem in anon shmem file; do
@@ -27,6 +28,15 @@ tests() {
 					"$ctx" "$mem" "$ctx" "$mem"
 			done
 		done
+		pt=/usr/share/collapse_ext/bpf/passthrough.bpf.o
+		if [ -f "$pt" ] && [ -d /sys/kernel/mm/collapse_ext ]; then
+			for ctx in madvise khugepaged; do
+				for mem in anon shmem file; do
+					printf 'khugepaged-passthrough-%s-%s\t/selftests/with_policy.sh %s /selftests/mm/khugepaged %s:%s /mnt/thp\n' \
+						"$ctx" "$mem" "$pt" "$ctx" "$mem"
+				done
+			done
+		fi
 	fi
 }
 

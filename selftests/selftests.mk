@@ -6,14 +6,15 @@
 ST_OUT     := $(BUILD)/selftests
 # loader/ops_data.c edits struct_ops data for collapsectl and the tests alike
 ST_LIB     := $(wildcard selftests/lib/*.c) loader/ops_data.c
-ST_SRCS    := $(filter-out %.bpf.c,$(wildcard selftests/mm/*.c selftests/policy/*.c))
+ST_SRCS    := $(filter-out %.bpf.c,$(wildcard selftests/mm/*.c selftests/policy/*.c \
+					   selftests/loader/*.c))
 ST_BINS    := $(patsubst %.c,$(ST_OUT)/bin/%,$(notdir $(ST_SRCS)))
 ST_BPF     := $(wildcard selftests/*/*.bpf.c)
-ST_CFLAGS   = $(USER_CFLAGS) -Wno-sign-compare -Iselftests/lib -Iloader -I$(ST_OUT) \
+ST_CFLAGS   = $(USER_CFLAGS) -Wno-sign-compare -Wno-clobbered -Iselftests/lib -Iloader -I$(ST_OUT) \
 	      -D_GNU_SOURCE -pthread
 KSFT_MM    := $(KSRC)/tools/testing/selftests/mm
 
-vpath %.c selftests/mm selftests/policy
+vpath %.c selftests/mm selftests/policy selftests/loader
 
 $(ST_OUT)/%.bpf.o: %.bpf.c $(wildcard bpf-progs/*.h) $(VMLINUX_H) $(LIBBPF)/libbpf.a
 	@mkdir -p $(dir $@)
@@ -37,9 +38,14 @@ $(GUEST)/selftests/bin/%: $(ST_OUT)/bin/%
 	@install -D -m 755 $< $@
 $(GUEST)/selftests/mm/khugepaged: $(ST_OUT)/mm/khugepaged
 	@install -D -m 755 $< $@
-$(GUEST)/selftests/run_tests.sh: selftests/run_tests.sh
+$(GUEST)/selftests/%.sh: selftests/%.sh
 	@install -D -m 755 $< $@
+# The tests' BPF objects, for the collapsectl and bpftool tests
+$(GUEST)/selftests/bpf/%.bpf.o: $(ST_OUT)/%.bpf.o
+	@install -D -m 644 $< $@
 
 selftests: $(ST_BINS) $(ST_OUT)/mm/khugepaged
 GUEST_FILES += $(patsubst $(ST_OUT)/bin/%,$(GUEST)/selftests/bin/%,$(ST_BINS)) \
-	       $(GUEST)/selftests/mm/khugepaged $(GUEST)/selftests/run_tests.sh
+	       $(patsubst %.bpf.c,$(GUEST)/selftests/bpf/%.bpf.o,$(notdir $(ST_BPF))) \
+	       $(GUEST)/selftests/mm/khugepaged $(GUEST)/selftests/run_tests.sh \
+	       $(GUEST)/selftests/with_policy.sh

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Run a shell command, capture its output, return its exit status. */
+#ifndef RUN_CMD_H
+#define RUN_CMD_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Run the command made from @fmt with sh -c, stdout and stderr captured
+ * into @out (NUL-terminated, truncated to @len). Returns the exit status,
+ * 128 + signal when killed, -1 when it could not run.
+ */
+int run_cmd(char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The same, run as @uid (and gid) without capabilities. */
+int run_cmd_as(uid_t uid, char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Number of lines in @s. */
+int count_lines(const char *s);
+
+/* Is @s one JSON object of string keys and number or object values? */
+int json_object_valid(const char *s);
+
+#endif
