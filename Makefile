@@ -26,6 +26,9 @@ LIBBPF_LIBS  = $(LIBBPF)/libbpf.a -lelf -lz
 KCONFIGS  := $(sort $(wildcard kernel/configs/*.config))
 PATCHES   := $(sort $(wildcard kernel/patches/*.patch))
 
+# Keep intermediate files (skeletons, BPF objects): no rebuild on every run.
+.SECONDARY:
+
 .PHONY: FORCE all run test deps kernel kernel-source kernel-config kernel-export \
 	headers libbpf bpftool bpf-progs loader selftests samples initramfs \
 	clean distclean help
@@ -115,7 +118,10 @@ $(INITRAMFS): $(GUEST_FILES) selftests/vm/init selftests/vm/mkinitramfs.sh $(BZI
 
 # --- the two commands --------------------------------------------------------
 run: initramfs
-	@selftests/vm/run --timeout 1200 -- /usr/share/collapse_ext/demo.sh
+	@mkdir -p $(BUILD)/run
+	@selftests/vm/run --timeout 1200 --log $(BUILD)/run/console.log \
+		-- /usr/share/collapse_ext/demo.sh
+	@samples/plot_ab.sh $(BUILD)/run/console.log $(BUILD)/run/coverage.png
 
 test: initramfs
 	@selftests/vm/test

@@ -26,7 +26,8 @@ static const char ab_usage[] =
 "failure and on Ctrl-C.\n"
 "\n"
 "  --duration S   stop the runs after S seconds (default 30)\n"
-"  --csv FILE     also write \"seconds,anon_thp_kb_A,anon_thp_kb_B\" lines\n";
+"  --csv FILE     also write \"seconds,anon_thp_kb_A,anon_thp_kb_B,memory_kb_A,\n"
+"                 memory_kb_B\" lines\n";
 
 static volatile sig_atomic_t interrupted;
 
@@ -205,25 +206,28 @@ int cmd_ab(int argc, char **argv)
 	printf("running in both: ");
 	for (i = optind; i < argc; i++)
 		printf("%s ", argv[i]);
-	printf("\n\n%8s %16s %16s %16s\n", "seconds", "A anon_thp kB",
-	       "B anon_thp kB", "B - A");
+	printf("\n\n%8s %16s %16s %16s %14s %14s\n", "seconds", "A anon_thp kB",
+	       "B anon_thp kB", "B - A", "A memory kB", "B memory kB");
 	fflush(stdout);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < 2; i++)
 		side[i].pid = start_run(&side[i], argv + optind);
 	for (t = 0; !interrupted && t < duration;) {
-		long a, b;
+		long a, b, ma, mb;
 
 		usleep(1000000);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		t = now.tv_sec - t0.tv_sec + (now.tv_nsec - t0.tv_nsec) / 1e9;
 		a = memstat_kb(side[0].cg, "anon_thp");
 		b = memstat_kb(side[1].cg, "anon_thp");
-		printf("%8.0f %16ld %16ld %+16ld\n", t, a, b, b - a);
+		ma = memstat_kb(side[0].cg, "anon");
+		mb = memstat_kb(side[1].cg, "anon");
+		printf("%8.0f %16ld %16ld %+16ld %14ld %14ld\n", t, a, b, b - a,
+		       ma, mb);
 		fflush(stdout);
 		if (csv)
-			fprintf(csv, "%.1f,%ld,%ld\n", t, a, b);
+			fprintf(csv, "%.1f,%ld,%ld,%ld,%ld\n", t, a, b, ma, mb);
 		reap(&side[0], false);
 		reap(&side[1], false);
 		if (side[0].done && side[1].done)

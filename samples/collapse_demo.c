@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +77,8 @@ static void usage(int status)
 		"Usage: collapse_demo [--size MiB] [--sparse PCT] [--no-collapse]\n"
 		"                     [--hold SECONDS] [--walk N]\n"
 		"  --size MiB      buffer size (default 64)\n"
-		"  --sparse PCT    leave PCT%% of each 2 MiB range untouched (default 0)\n"
+		"  --sparse PCT    leave PCT%% of every second 2 MiB range untouched\n"
+		"                  (default 0)\n"
 		"  --no-collapse   only fault the buffer in (khugepaged may collapse it)\n"
 		"  --hold SECONDS  keep the buffer mapped (MADV_HUGEPAGE) and report\n"
 		"                  AnonHugePages every second\n"
@@ -130,10 +132,13 @@ int main(int argc, char **argv)
 	 * MADV_HUGEPAGE yet, no huge page is allocated at fault time.
 	 */
 	for (off = 0; off < len; off += 4096) {
-		if ((off % HPAGE_SIZE) * 100 / HPAGE_SIZE < 100 - sparse)
+		bool sparse_range = (off / HPAGE_SIZE) % 2;
+
+		if (!sparse_range ||
+		    (off % HPAGE_SIZE) * 100 / HPAGE_SIZE < 100 - sparse)
 			buf[off] = (char)(off >> 12);
 	}
-	printf("buffer: %lu MiB at %p, %lu%% of each 2 MiB range left untouched\n",
+	printf("buffer: %lu MiB at %p, %lu%% of every second 2 MiB range left untouched\n",
 	       (unsigned long)(len >> 20), buf, sparse);
 	printf("AnonHugePages before: %lu kB\n", anon_huge_kb(buf, len));
 	before = walk(buf, len, nwalk);

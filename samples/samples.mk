@@ -1,5 +1,5 @@
 # Samples: samples/NAME.c -> build/samples/NAME, /usr/bin in the guest.
-SAMPLE_SRCS := $(wildcard samples/*.c)
+SAMPLE_SRCS := $(filter-out %.bpf.c,$(wildcard samples/*.c))
 SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 
 $(BUILD)/samples/%: samples/%.c $(HDRS)/.stamp
@@ -15,3 +15,10 @@ GUEST_FILES += $(patsubst $(BUILD)/samples/%,$(GUEST)/usr/bin/%,$(SAMPLE_BINS))
 $(GUEST)/usr/share/collapse_ext/demo.sh: samples/demo.sh
 	@install -D -m 755 $< $@
 GUEST_FILES += $(GUEST)/usr/share/collapse_ext/demo.sh
+
+# The policy template is built like a policy, to prove it builds and loads.
+$(BPF_OUT)/policy_template.bpf.o: samples/policy_template.bpf.c $(wildcard bpf-progs/*.h) \
+		$(VMLINUX_H) $(LIBBPF)/libbpf.a
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+GUEST_FILES += $(GUEST)/usr/share/collapse_ext/bpf/policy_template.bpf.o

@@ -55,6 +55,7 @@ static struct knobs *policy(const char *name, uint64_t cgid, int veto,
 {
 	struct knobs *skel = knobs_load(name, cgid);
 
+	*link = NULL;
 	if (!skel)
 		return NULL;
 	skel->bss->veto = veto;

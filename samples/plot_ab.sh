@@ -1,0 +1,31 @@
+#!/bin/sh
+# Plot the coverage curves `make run` printed between @@CSV markers.
+# Usage: samples/plot_ab.sh CONSOLE_LOG OUTPUT.png
+set -eu
+log=$1
+png=$2
+csv=${png%.png}.csv
+sed -n '/@@CSV-BEGIN@@/,/@@CSV-END@@/p' "$log" | grep -E '^[0-9.]+,' | tr -d '\r' > "$csv"
+if [ ! -s "$csv" ]; then
+	echo "plot_ab: no coverage data in $log" >&2
+	exit 1
+fi
+if ! command -v gnuplot >/dev/null; then
+	echo "plot_ab: gnuplot missing (apt-get install gnuplot-nox); data in $csv" >&2
+	exit 0
+fi
+gnuplot <<GP
+set terminal png size 900,500 noenhanced
+set output "$png"
+set datafile separator ","
+set title "collapse_ext A/B: huge page coverage of the same workload"
+set xlabel "seconds"
+set ylabel "anon_thp (MiB)"
+set key right center
+set grid
+plot "$csv" using 1:(\$2/1024) with linespoints title "A: frugal", \
+     "$csv" using 1:(\$3/1024) with linespoints title "B: eager", \
+     "$csv" using 1:(\$4/1024) with lines dashtype 2 title "A: anon memory", \
+     "$csv" using 1:(\$5/1024) with lines dashtype 2 title "B: anon memory"
+GP
+echo "plot_ab: $png"

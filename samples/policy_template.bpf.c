@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * policy_template: a starting point for your own collapse_ext policy.
+ *
+ * Copy this file, rename the policy in COLLAPSE_EXT_OPS() at the bottom,
+ * keep the hooks you need (each is optional) and build it the way `make`
+ * builds bpf-progs/ (CO-RE, against build/vmlinux.h):
+ *
+ *	clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ibuild \
+ *		-Ibuild/libbpf/include -Ibpf-progs -c my.bpf.c -o my.bpf.o
+ *
+ * then try it on the collapse_ext kernel:
+ *
+ *	selftests/vm/run --add my.bpf.o -- \
+ *		sh -c 'collapsectl load /root/my.bpf.o && collapse_demo && collapsectl stats'
+ *
+ * Every hook runs under RCU from the collapse paths: keep it short, never
+ * sleep. Anything out of range you return is clamped or replaced by the
+ * kernel's choice, and counted in /sys/kernel/mm/collapse_ext/NAME/stats.
+ */
+#include "collapse_ext.bpf.h"
+
+char _license[] SEC("license") = "GPL";
+
+/*
+ * Once per PMD-sized range, before it is scanned. *limits holds what the
+ * kernel would use (khugepaged: its sysfs knobs; MADV_COLLAPSE: 512, no
+ * limit). Change them, and return 0 to scan, or nonzero to leave the range
+ * alone (MADV_COLLAPSE then reports EBUSY for it).
+ */
+SEC("struct_ops/pte_limits")
+int BPF_PROG(template_pte_limits, struct collapse_ext_ctx *cctx,
+	     struct collapse_ext_limits *limits)
+{
+	/* Example: file and shmem ranges must be fully populated. */
+	if (cctx->is_file)
+		limits->max_ptes_none = 0;
+	return 0;
+}
+
+/*
+ * Once per new huge page. Return a node id to allocate on that node only,
+ * or COLLAPSE_EXT_ANY_NODE (-1) to keep the kernel's choice (the node with
+ * most of the range's base pages).
+ */
+SEC("struct_ops/target_node")
+s32 BPF_PROG(template_target_node, struct collapse_ext_ctx *cctx)
+{
+	u32 nid, best = 0, most = 0, n = collapse_ext_node_count();
+
+	/* Example: the node holding most base pages, by hand. */
+	for (nid = 0; nid < n && nid < 64; nid++) {
+		u32 load = collapse_ext_node_load(cctx, nid);
+
+		if (load > most) {
+			most = load;
+			best = nid;
+		}
+	}
+	return most ? (s32)best : COLLAPSE_EXT_ANY_NODE;
+}
+
+/* Once per khugepaged pass: base pages to scan (dflt: pages_to_scan). */
+SEC("struct_ops/batch_size")
+u32 BPF_PROG(template_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
+{
+	return dflt;
+}
+
+/* After each attempt: result is an enum scan_result (1: succeeded). */
+SEC("struct_ops/collapsed")
+void BPF_PROG(template_collapsed, struct collapse_ext_ctx *cctx, s32 result)
+{
+}
+
+COLLAPSE_EXT_OPS(policy_template,
+	.pte_limits = (void *)template_pte_limits,
+	.target_node = (void *)template_target_node,
+	.batch_size = (void *)template_batch_size,
+	.collapsed = (void *)template_collapsed);
