@@ -102,9 +102,53 @@ unsigned long anon_huge_kb(pid_t pid, const void *p, size_t len)
 	return kb;
 }
 
+#define KPF_THP		22
+#define PM_PRESENT	(1ULL << 63)
+#define PM_PFN_MASK	((1ULL << 55) - 1)
+
+/*
+ * Is the page at @addr of process @pid (0: self) part of a transparent
+ * huge page? From /proc/PID/pagemap and /proc/kpageflags (root only).
+ */
+static int page_is_thp(pid_t pid, unsigned long addr)
+{
+	char path[64];
+	uint64_t ent, flags;
+	int fd, kfd, ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid ? pid : getpid());
+	fd = open(path, O_RDONLY);
+	kfd = open("/proc/kpageflags", O_RDONLY);
+	if (fd < 0 || kfd < 0)
+		goto out;
+	if (pread(fd, &ent, sizeof(ent), addr / PAGE_SZ * sizeof(ent)) != sizeof(ent))
+		goto out;
+	ret = 0;
+	if (!(ent & PM_PRESENT) || !(ent & PM_PFN_MASK))
+		goto out;
+	if (pread(kfd, &flags, sizeof(flags), (ent & PM_PFN_MASK) * sizeof(flags)) !=
+	    sizeof(flags))
+		goto out;
+	ret = !!(flags & (1ULL << KPF_THP));
+out:
+	if (fd >= 0)
+		close(fd);
+	if (kfd >= 0)
+		close(kfd);
+	return ret;
+}
+
 bool range_is_huge(pid_t pid, const void *p, size_t len)
 {
-	return anon_huge_kb(pid, p, len) >= len / 1024;
+	unsigned long a = (uintptr_t)p & ~(HPAGE_SZ - 1);
+
+	if (!len)
+		return false;
+	/* one page of each huge page, and every huge page of the range */
+	for (; a < (uintptr_t)p + len; a += HPAGE_SZ)
+		if (page_is_thp(pid, a) != 1 || page_is_thp(pid, a + HPAGE_SZ - PAGE_SZ) != 1)
+			return false;
+	return true;
 }
 
 long vmstat(const char *name)

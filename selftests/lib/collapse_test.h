@@ -43,7 +43,10 @@ bool region_check(struct region *r, bool (*skip)(size_t page));
 
 /* AnonHugePages of the vmas overlapping [p, p + len) in /proc/PID/smaps. */
 unsigned long anon_huge_kb(pid_t pid, const void *p, size_t len);
-/* Is every huge page of [p, p + len) PMD-mapped? */
+/*
+ * Is every 2 MiB of [p, p + len) backed by a transparent huge page? Read
+ * per page from pagemap and kpageflags, so it is exact for sub-ranges.
+ */
 bool range_is_huge(pid_t pid, const void *p, size_t len);
 
 /* /proc/vmstat counter, or -1. */

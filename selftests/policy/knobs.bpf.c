@@ -13,7 +13,8 @@ char _license[] SEC("license") = "GPL";
 s64 set_none = KEEP, set_swap = KEEP, set_shared = KEEP;
 int veto;
 s32 node = COLLAPSE_EXT_ANY_NODE;
-s64 pass_pages = KEEP;
+s64 pass_pages = KEEP;		/* khugepaged pass */
+s64 batch_pmds = KEEP;		/* MADV_COLLAPSE batch */
 s32 init_ret;
 
 /* What the kernel asked. */
@@ -21,6 +22,8 @@ u64 nr_pte_limits, nr_target_node, nr_batch_size, nr_collapsed, nr_init;
 u32 seen_none, seen_swap, seen_shared, seen_caller, seen_flags, seen_is_file;
 u64 seen_cgroup_id, seen_owner_cgroup_id;
 u32 seen_dflt, seen_load0, seen_load1;
+u64 nr_batch_madvise;
+u32 seen_batch_dflt, seen_pmds_left;
 s32 last_result = -1, exit_reason = -1;
 
 SEC("struct_ops/pte_limits")
@@ -60,6 +63,13 @@ SEC("struct_ops/batch_size")
 u32 BPF_PROG(knobs_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 {
 	nr_batch_size++;
+	if (cctx->caller != 0) {	/* MADV_COLLAPSE */
+		nr_batch_madvise++;
+		seen_batch_dflt = dflt;
+		if (!seen_pmds_left)
+			seen_pmds_left = cctx->pmds_left;
+		return batch_pmds == KEEP ? dflt : batch_pmds;
+	}
 	seen_dflt = dflt;
 	return pass_pages == KEEP ? dflt : pass_pages;
 }
