@@ -4,7 +4,7 @@ GUEST        := $(BUILD)/vm/root
 BPF_OUT      := $(BUILD)/bpf
 BPF_SRCS     := $(wildcard bpf-progs/*.bpf.c)
 BPF_OBJS     := $(patsubst bpf-progs/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
-BPF_CFLAGS    = -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Wno-unused-function \
+BPF_CFLAGS    = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall -Wno-unused-function \
 		-I$(BUILD) -I$(LIBBPF)/include -I$(ROOT)/bpf-progs
 
 $(BPF_OUT)/%.bpf.o: bpf-progs/%.bpf.c $(wildcard bpf-progs/*.h) $(VMLINUX_H) $(LIBBPF)/libbpf.a

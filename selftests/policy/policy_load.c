@@ -19,6 +19,7 @@
 #include "knobs.h"
 #include "bad_ctx_write.skel.h"
 #include "bad_sleepable.skel.h"
+#include "bad_kfunc_tracing.skel.h"
 #include "kselftest_harness.h"
 
 static char libbpf_log[1 << 16];
@@ -44,6 +45,20 @@ TEST(ctx_write_rejected_by_verifier)
 	EXPECT_NE(NULL, strstr(libbpf_log, "only struct collapse_ext_limits is writable"))
 		TH_LOG("verifier log: %.2000s", libbpf_log);
 	bad_ctx_write__destroy(skel);
+}
+
+TEST(kfuncs_only_for_collapse_ext_programs)
+{
+	struct bad_kfunc_tracing *skel;
+
+	libbpf_log[0] = 0;
+	libbpf_set_print(capture);
+	skel = bad_kfunc_tracing__open_and_load();
+	libbpf_set_print(NULL);
+	EXPECT_EQ(NULL, skel);
+	EXPECT_NE(NULL, strstr(libbpf_log, "collapse_ext_nr_node_ids"))
+		TH_LOG("log: %.2000s", libbpf_log);
+	bad_kfunc_tracing__destroy(skel);
 }
 
 TEST(sleepable_refused)

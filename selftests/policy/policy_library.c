@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The policy library (bpf-progs/) and the template: every policy loads,
+ * attaches and changes what its header says it changes.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "collapse_test.h"
+#include "policy_test.h"
+#include "run_cmd.h"
+#include "kselftest_harness.h"
+
+#define BPF	"/usr/share/collapse_ext/bpf/"
+
+static char out[8192];
+
+static int load(const char *policy)
+{
+	return run_cmd(out, sizeof(out), "collapsectl load " BPF "%s.bpf.o", policy);
+}
+
+static void unload(const char *policy)
+{
+	run_cmd(out, sizeof(out), "collapsectl unload %s", policy);
+}
+
+static int sparse_collapse(void *arg)
+{
+	return collapse_sparse_region(*(int *)arg);
+}
+
+/* Node of the page at @p, or -errno */
+static int page_node(void *p)
+{
+	int status = -1;
+
+	if (syscall(SYS_move_pages, 0, 1UL, &p, NULL, &status, 0))
+		return -errno;
+	return status;
+}
+
+TEST(every_policy_loads)
+{
+	struct dirent *d;
+	int n = 0;
+	DIR *dir = opendir(BPF);
+
+	ASSERT_NE(NULL, dir);
+	while ((d = readdir(dir))) {
+		char name[64];
+		size_t len = strlen(d->d_name);
+
+		if (len < 7 || strcmp(d->d_name + len - 6, ".bpf.o"))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(len - 6), d->d_name);
+		EXPECT_EQ(0, load(name)) TH_LOG("%s: %s", name, out);
+		EXPECT_TRUE(policy_attached(name)) TH_LOG("%s", name);
+		unload(name);
+		EXPECT_FALSE(policy_attached(name));
+		n++;
+	}
+	closedir(dir);
+	/* passthrough, frugal, eager, latency, numa_local, numa_spread,
+	 * adaptive and the template */
+	EXPECT_LE(8, n);
+}
+
+TEST(frugal_refuses_what_eager_collapses)
+{
+	int nr = 2;
+
+	ASSERT_EQ(0, load("frugal"));
+	EXPECT_EQ(EBUSY, run_in_cgroup("", sparse_collapse, &nr));
+	EXPECT_LT(0, policy_stat("frugal", "failed_exceed_none_pte"));
+	unload("frugal");
+	ASSERT_EQ(0, load("eager"));
+	EXPECT_EQ(0, run_in_cgroup("", sparse_collapse, &nr));
+	EXPECT_EQ(2, policy_stat("eager", "collapse_succeeded"));
+	unload("eager");
+}
+
+TEST(latency_batches_of_one)
+{
+	int nr = 8;
+
+	ASSERT_EQ(0, load("latency"));
+	EXPECT_EQ(0, run_in_cgroup("", sparse_collapse, &nr));
+	EXPECT_EQ(8, policy_stat("latency", "batches"));
+	EXPECT_EQ(8, policy_stat("latency", "batch_pmds"));
+	unload("latency");
+}
+
+/*
+ * Base pages bound to the node the process does not run on: the kernel
+ * would put the huge page there (most base pages), numa_local puts it on
+ * the process's node.
+ */
+TEST(numa_local_follows_the_task)
+{
+	unsigned int cpu, node;
+	unsigned long mask;
+	struct region r;
+	cpu_set_t set;
+	int other;
+
+	if (access("/sys/devices/system/node/node1", F_OK))
+		SKIP(return, "needs two NUMA nodes");
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	ASSERT_EQ(0, syscall(SYS_getcpu, &cpu, &node, NULL));
+	other = !node;
+	/* before the region: fork() (run_cmd) write-protects anon ptes */
+	ASSERT_EQ(0, load("numa_local"));
+	ASSERT_EQ(0, region_map(&r, 1));
+	mask = 1UL << other;
+	ASSERT_EQ(0, syscall(SYS_mbind, r.p, r.len, 2 /* MPOL_BIND */, &mask,
+			     sizeof(mask) * 8, 0));
+	region_fill(&r, NULL);
+	ASSERT_EQ(other, page_node(r.p));
+
+	EXPECT_EQ(0, madvise(r.p, r.len, MADV_COLLAPSE)) {
+		run_cmd(out, sizeof(out), "collapsectl stats numa_local");
+		TH_LOG("%s: %s", strerror(errno), out);
+	}
+	EXPECT_TRUE(range_is_huge(0, r.p, r.len));
+	EXPECT_EQ((int)node, page_node(r.p));
+	EXPECT_EQ(1, policy_stat("numa_local", "target_node_chosen"));
+	EXPECT_TRUE(region_check(&r, NULL));
+	unload("numa_local");
+	region_unmap(&r);
+}
+
+TEST(numa_spread_uses_both_nodes)
+{
+	int seen[2] = {};
+	struct region r;
+
+	if (access("/sys/devices/system/node/node1", F_OK))
+		SKIP(return, "needs two NUMA nodes");
+	ASSERT_EQ(0, load("numa_spread"));	/* before the region: see above */
+	ASSERT_EQ(0, region_map(&r, 8));
+	region_fill(&r, NULL);
+	EXPECT_EQ(0, madvise(r.p, r.len, MADV_COLLAPSE));
+	EXPECT_TRUE(range_is_huge(0, r.p, r.len));
+	for (size_t i = 0; i < 8; i++) {
+		int nid = page_node(r.p + i * HPAGE_SZ);
+
+		if (nid == 0 || nid == 1)
+			seen[nid]++;
+	}
+	TH_LOG("huge pages on node 0: %d, node 1: %d", seen[0], seen[1]);
+	EXPECT_LE(3, seen[0]);
+	EXPECT_LE(3, seen[1]);
+	EXPECT_EQ(8, policy_stat("numa_spread", "target_node_chosen"));
+	unload("numa_spread");
+	region_unmap(&r);
+}
+
+/* A range that keeps failing gets vetoed instead of scanned again. */
+TEST(adaptive_stops_on_failing_range)
+{
+	struct region r;
+	struct iovec iov;
+	int pfd[2], i;
+
+	ASSERT_EQ(0, load("adaptive"));
+	ASSERT_EQ(0, region_map(&r, 1));
+	region_fill(&r, NULL);
+	ASSERT_EQ(0, pipe(pfd));
+	iov.iov_base = r.p + 5 * PAGE_SZ;
+	iov.iov_len = PAGE_SZ;
+	ASSERT_EQ((ssize_t)PAGE_SZ, vmsplice(pfd[1], &iov, 1, 0));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(-1, madvise(r.p, r.len, MADV_COLLAPSE));
+		EXPECT_EQ(EAGAIN, errno);
+	}
+	/* fourth time: not scanned, vetoed */
+	EXPECT_EQ(-1, madvise(r.p, r.len, MADV_COLLAPSE));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_EQ(1, policy_stat("adaptive", "vetoes"));
+	EXPECT_EQ(3, policy_stat("adaptive", "failed_not_suitable_page_count"));
+	close(pfd[0]);
+	close(pfd[1]);
+	unload("adaptive");
+	region_unmap(&r);
+}
+
+/* Successes grow MADV_COLLAPSE batches from 8 towards 64 PMDs. */
+TEST(adaptive_grows_batches)
+{
+	int nr = 64;
+
+	ASSERT_EQ(0, load("adaptive"));
+	EXPECT_EQ(0, run_in_cgroup("", sparse_collapse, &nr));
+	/* 8 + 8 (16 successes) + 16 + 32 (the rest): 4 batches, not 8 */
+	EXPECT_GT(8, policy_stat("adaptive", "batches"));
+	EXPECT_EQ(64, policy_stat("adaptive", "batch_pmds"));
+	unload("adaptive");
+}
+
+TEST(template_loads)
+{
+	ASSERT_EQ(0, load("policy_template")) TH_LOG("%s", out);
+	EXPECT_TRUE(policy_attached("policy_template"));
+	unload("policy_template");
+}
+
+TEST_HARNESS_MAIN
