@@ -41,6 +41,7 @@ help:
 	@echo "make kernel       fetch, patch, configure and build the kernel"
 	@echo "make kernel-export  write build/linux commits to kernel/patches/"
 	@echo "make initramfs    build the guest (tools, policies, tests)"
+	@echo "make bench        benchmarks: unpatched vs patched, batch sizes, khugepaged"
 	@echo "make clean        remove build/ except the kernel tree"
 
 # --- host packages -----------------------------------------------------------
@@ -108,6 +109,7 @@ include bpf-progs/bpf-progs.mk
 include loader/loader.mk
 include selftests/selftests.mk
 include samples/samples.mk
+include selftests/bench/bench.mk
 
 # --- guest -------------------------------------------------------------------
 INITRAMFS := $(BUILD)/vm/initramfs.cpio.gz

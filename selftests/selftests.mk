@@ -7,14 +7,15 @@ ST_OUT     := $(BUILD)/selftests
 # loader/ops_data.c edits struct_ops data for collapsectl and the tests alike
 ST_LIB     := $(wildcard selftests/lib/*.c) loader/ops_data.c
 ST_SRCS    := $(filter-out %.bpf.c,$(wildcard selftests/mm/*.c selftests/policy/*.c \
-					   selftests/loader/*.c))
+					   selftests/loader/*.c selftests/stress/*.c))
 ST_BINS    := $(patsubst %.c,$(ST_OUT)/bin/%,$(notdir $(ST_SRCS)))
 ST_BPF     := $(wildcard selftests/*/*.bpf.c)
-ST_CFLAGS   = $(USER_CFLAGS) -Wno-sign-compare -Wno-clobbered -Iselftests/lib -Iloader -I$(ST_OUT) \
+ST_CFLAGS   = $(USER_CFLAGS) -Wno-sign-compare -Wno-clobbered -Iselftests/lib -Iselftests/policy \
+	      -Iloader -I$(ST_OUT) \
 	      -D_GNU_SOURCE -pthread
 KSFT_MM    := $(KSRC)/tools/testing/selftests/mm
 
-vpath %.c selftests/mm selftests/policy selftests/loader
+vpath %.c selftests/mm selftests/policy selftests/loader selftests/bench selftests/stress
 
 $(ST_OUT)/%.bpf.o: %.bpf.c $(wildcard bpf-progs/*.h) $(VMLINUX_H) $(LIBBPF)/libbpf.a
 	@mkdir -p $(dir $@)
@@ -30,9 +31,12 @@ $(ST_OUT)/bin/%: %.c $(ST_LIB) $(wildcard selftests/lib/*.h selftests/*/*.h load
 	@mkdir -p $(dir $@)
 	$(CC) $(ST_CFLAGS) $< $(ST_LIB) -o $@ $(USER_LDFLAGS) $(LIBBPF_LIBS)
 
-$(ST_OUT)/mm/khugepaged: $(KSFT_MM)/khugepaged.c $(KSFT_MM)/vm_util.c $(KSFT_MM)/thp_settings.c $(HDRS)/.stamp
+# Depends on the patch stamp, not on the sources: they appear in this same
+# make run on a fresh clone, after make has cached build/ as missing.
+KSFT_SRCS  := $(addprefix $(KSFT_MM)/,khugepaged.c vm_util.c thp_settings.c)
+$(ST_OUT)/mm/khugepaged: $(KSTAMP) $(HDRS)/.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -w -I$(KSFT_MM) $(filter %.c,$^) -o $@ $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) -w -I$(KSFT_MM) $(KSFT_SRCS) -o $@ $(USER_LDFLAGS)
 
 $(GUEST)/selftests/bin/%: $(ST_OUT)/bin/%
 	@install -D -m 755 $< $@

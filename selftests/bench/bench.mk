@@ -1,0 +1,40 @@
+# make bench: benchmarks, measured side by side in one run (see README).
+# collapse_bench runs in the guest (/usr/bin); run-bench.sh boots the
+# unpatched 6.12 built with the same config (build/kobj-base) and the
+# patched kernel, and tabulates and plots what it prints.
+BASE_SRC    := $(BUILD)/linux-base
+BASE_OBJ    := $(BUILD)/kobj-base
+BASE_BZ     := $(BASE_OBJ)/arch/x86/boot/bzImage
+BENCH_BIN   := $(ST_OUT)/collapse_bench
+
+$(BENCH_BIN): selftests/bench/collapse_bench.c $(ST_LIB) $(wildcard selftests/lib/*.h) \
+		$(HDRS)/.stamp $(LIBBPF)/libbpf.a $(ST_OUT)/bench_batch.skel.h
+	$(CC) $(ST_CFLAGS) $< $(ST_LIB) -o $@ $(USER_LDFLAGS) $(LIBBPF_LIBS)
+
+$(GUEST)/usr/bin/collapse_bench: $(BENCH_BIN)
+	@install -D -m 755 $< $@
+GUEST_FILES += $(GUEST)/usr/bin/collapse_bench
+
+# The unpatched kernel: the pristine commit of build/linux (a git worktree,
+# made once), same config.
+$(BASE_SRC)/.git: | $(KSTAMP)
+	@rm -rf $(BASE_SRC)
+	git -C $(KSRC) worktree prune
+	git -C $(KSRC) worktree add -f --detach $(BASE_SRC) pristine >/dev/null
+
+$(BASE_OBJ)/.config: $(KCONFIGS) $(BASE_SRC)/.git
+	@mkdir -p $(BASE_OBJ)
+	$(MAKE) -s -C $(BASE_SRC) O=$(BASE_OBJ) tinyconfig
+	cd $(BASE_SRC) && scripts/kconfig/merge_config.sh -m -O $(BASE_OBJ) $(BASE_OBJ)/.config \
+		$(addprefix $(ROOT)/,$(KCONFIGS)) >/dev/null
+	$(MAKE) -s -C $(BASE_SRC) O=$(BASE_OBJ) olddefconfig
+
+$(BASE_BZ): $(BASE_OBJ)/.config
+	$(MAKE) -s -C $(BASE_SRC) O=$(BASE_OBJ) -j$(JOBS) bzImage
+
+kernel-base: $(BASE_BZ)
+
+bench: initramfs $(BASE_BZ)
+	@selftests/bench/run-bench.sh $(BUILD)/bench $(BASE_BZ)
+
+.PHONY: bench kernel-base
