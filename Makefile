@@ -23,13 +23,14 @@ USER_CFLAGS  = $(CFLAGS) -isystem $(HDRS)/include -I$(LIBBPF)/include \
 USER_LDFLAGS = -static
 LIBBPF_LIBS  = $(LIBBPF)/libbpf.a -lelf -lz
 
-KCONFIGS  := $(sort $(wildcard kernel/configs/*.config))
+# kernel/configs/debug.config is for `make test-debug` only
+KCONFIGS  := $(sort $(filter-out %/debug.config,$(wildcard kernel/configs/*.config)))
 PATCHES   := $(sort $(wildcard kernel/patches/*.patch))
 
 # Keep intermediate files (skeletons, BPF objects): no rebuild on every run.
 .SECONDARY:
 
-.PHONY: FORCE all run test deps kernel kernel-source kernel-config kernel-export \
+.PHONY: FORCE all run test test-debug deps kernel kernel-source kernel-config kernel-export \
 	headers libbpf bpftool bpf-progs loader selftests samples initramfs \
 	clean distclean help
 
@@ -38,6 +39,7 @@ all: initramfs
 help:
 	@echo "make run          build everything, boot the kernel, show collapse_ext"
 	@echo "make test         build everything, run the test suite in the guest"
+	@echo "make test-debug   the suite on a KASAN/lockdep/DEBUG_VM/kmemleak kernel"
 	@echo "make kernel       fetch, patch, configure and build the kernel"
 	@echo "make kernel-export  write build/linux commits to kernel/patches/"
 	@echo "make initramfs    build the guest (tools, policies, tests)"
@@ -127,6 +129,25 @@ run: initramfs
 
 test: initramfs
 	@selftests/vm/test
+
+# The same patches built with KASAN, lockdep, DEBUG_VM, DEBUG_ATOMIC_SLEEP,
+# DEBUG_LIST and kmemleak, running the whole suite: any report fails it.
+KOBJ_DEBUG := $(BUILD)/kobj-debug
+BZ_DEBUG   := $(KOBJ_DEBUG)/arch/x86/boot/bzImage
+
+$(KOBJ_DEBUG)/.config: $(KCONFIGS) kernel/configs/debug.config $(KSTAMP)
+	@mkdir -p $(KOBJ_DEBUG)
+	$(MAKE) -s -C $(KSRC) O=$(KOBJ_DEBUG) tinyconfig
+	cd $(KSRC) && scripts/kconfig/merge_config.sh -m -O $(KOBJ_DEBUG) $(KOBJ_DEBUG)/.config \
+		$(addprefix $(ROOT)/,$(KCONFIGS) kernel/configs/debug.config) >/dev/null
+	$(MAKE) -s -C $(KSRC) O=$(KOBJ_DEBUG) olddefconfig
+	@kernel/scripts/check-config.sh $(KOBJ_DEBUG)/.config kernel/configs/debug.config
+
+$(BZ_DEBUG): FORCE $(KOBJ_DEBUG)/.config
+	$(MAKE) -s -C $(KSRC) O=$(KOBJ_DEBUG) -j$(JOBS) bzImage
+
+test-debug: initramfs $(BZ_DEBUG)
+	@KERNEL=$(BZ_DEBUG) TEST_TIMEOUT=5400 selftests/vm/test
 
 clean:
 	rm -rf $(BUILD)/vm $(BUILD)/bpf $(BUILD)/loader $(BUILD)/selftests \

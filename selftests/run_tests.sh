@@ -136,5 +136,16 @@ tests | while IFS="$(printf '\t')" read -r name cmd; do
 	fi
 	echo "$n" > "$STATE/n"
 done
+# kmemleak (debug kernel): scan and print what it found on the console,
+# where the host's kernel-problems check sees it.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan > /sys/kernel/debug/kmemleak
+	sleep 5
+	echo scan > /sys/kernel/debug/kmemleak
+	if [ -s /sys/kernel/debug/kmemleak ]; then
+		echo "# kmemleak report:"
+		cat /sys/kernel/debug/kmemleak
+	fi
+fi
 echo "1..$(cat "$STATE/n")"
 rm -rf "$STATE"

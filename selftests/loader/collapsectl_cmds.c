@@ -161,6 +161,17 @@ TEST_F(ctl, errors_are_one_clear_line)
 	/* not a BPF object */
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load /bin/busybox"));
 	EXPECT_NE(NULL, strstr(out, "not a BPF object"));
+	/* truncated, empty and garbage objects */
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "head -c 3000 " BPF "passthrough.bpf.o "
+			     "> /tmp/trunc.o && : > /tmp/empty.o && "
+			     "head -c 8192 /dev/urandom > /tmp/garbage.o"));
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load /tmp/trunc.o"));
+	EXPECT_NE(NULL, strstr(out, "not a BPF object")) TH_LOG("%s", out);
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load /tmp/empty.o"));
+	EXPECT_NE(NULL, strstr(out, "not a BPF object")) TH_LOG("%s", out);
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load /tmp/garbage.o"));
+	EXPECT_NE(NULL, strstr(out, "not a BPF object")) TH_LOG("%s", out);
+	EXPECT_FALSE(policy_attached("passthrough"));
 	/* no collapse_ext_ops map */
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load " TBPF "no_ops.bpf.o"));
 	EXPECT_NE(NULL, strstr(out, "no struct collapse_ext_ops map"));
@@ -256,6 +267,9 @@ TEST_F(ctl, bpftool_struct_ops_register)
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl unload passthrough"));
 	EXPECT_NE(NULL, strstr(out, "not loaded by collapsectl"));
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "rm -rf /sys/fs/bpf/bt"));
+	/* the last link reference goes from a work item: give it a moment */
+	for (int i = 0; i < 40 && policy_attached("passthrough"); i++)
+		usleep(50000);
 	EXPECT_FALSE(policy_attached("passthrough"));
 }
 
