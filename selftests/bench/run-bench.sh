@@ -12,7 +12,6 @@ MB=${BENCH_MB:-256}
 REPS=${BENCH_REPS:-7}
 ICOUNT=${BENCH_ICOUNT:--icount shift=3,sleep=off}
 mkdir -p "$OUT"
-: > "$OUT/lines"
 
 # boot LABEL KERNEL QEMU_EXTRA COMMAND...: BENCH lines tagged with LABEL
 boot() {
@@ -28,8 +27,11 @@ boot() {
 	tr -d '\r' < "$OUT/$label.log" | sed -n 's/^SERIES //p' >> "$OUT/series"
 }
 
-: > "$OUT/series"
 PATCHED=${KERNEL:-$HERE/../../build/kobj/arch/x86/boot/bzImage}
+# BENCH_REPORT_ONLY=1: tabulate what the last run left in OUTDIR
+if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
+: > "$OUT/lines"
+: > "$OUT/series"
 boot unpatched-tcg "$BASE" "" collapse_bench hooks --mb "$MB" --reps "$REPS"
 boot patched-tcg "$PATCHED" "" collapse_bench hooks --mb "$MB" --reps "$REPS"
 boot unpatched-icount "$BASE" "$ICOUNT" collapse_bench hooks --mb "$MB" --reps 3
@@ -37,6 +39,7 @@ boot patched-icount "$PATCHED" "$ICOUNT" collapse_bench hooks --mb "$MB" --reps 
 boot patched-batch "$PATCHED" "" collapse_bench batch --mb 512
 boot patched-khugepaged "$PATCHED" "" collapse_bench khugepaged --mb "$MB"
 boot patched-memcpy "$PATCHED" "" collapse_bench memcpy --mb "$MB"
+fi
 
 { echo "["; sed '$!s/$/,/' "$OUT/lines"; echo "]"; } > "$OUT/results.json"
 
@@ -50,25 +53,30 @@ f("bench") == "hooks" && f("s_per_gib") != "" {
 	mode = f("kernel"); sub(/^(un)?patched-/, "", mode)
 	key = (f("kernel") ~ /^unpatched/ ? "unpatched" : "patched") "/" f("case")
 	t[mode, key] = f("s_per_gib"); calls[mode, key] = f("hook_calls_per_collapse")
+	spread[mode, key] = f("max") - f("min")
 	pmds[mode, key] = f("pmds_per_collapse"); modes[mode] = 1
 }
 END {
 	split("unpatched/none patched/none patched/passthrough_root patched/passthrough_nested", ks, " ")
 	for (mode in modes) {
 		printf "  %-6s %-30s %10s %12s %12s %14s\n", mode, "kernel/policy", "s/GiB", "vs unpatched", "vs no policy", "ns/hook call"
+		printf "  %-6s (hook calls per %s MiB collapse: %s)\n", "", '"$MB"', calls[mode, "patched/passthrough_root"]
 		base = t[mode, "unpatched/none"]; np = t[mode, "patched/none"]
 		for (i = 1; i <= 4; i++) {
 			k = ks[i]
 			if (t[mode, k] == "") continue
 			hc = ""
 			if (calls[mode, k] > 0 && np > 0) {
-				# time per collapse = s/GiB * MiB/1024
-				d = (t[mode, k] - np) * '"$MB"' / 1024 / calls[mode, k] * 1e9
-				hc = sprintf("%.0f", d)
+				# time per collapse = s/GiB * MiB/1024; a difference
+				# smaller than the spread of the reps is noise
+				if (t[mode, k] - np < spread[mode, k] || t[mode, k] - np < spread[mode, "patched/none"])
+					hc = "below noise"
+				else
+					hc = sprintf("%.0f", (t[mode, k] - np) * '"$MB"' / 1024 / calls[mode, k] * 1e9)
 			}
-			printf "  %-6s %-30s %10.4f %+11.2f%% %+11.2f%% %14s\n", mode, k, t[mode, k],
-				base > 0 ? (t[mode, k] / base - 1) * 100 : 0,
-				np > 0 ? (t[mode, k] / np - 1) * 100 : 0, hc
+			vb = (base > 0) ? (t[mode, k] / base - 1) * 100 : 0
+			vn = (np > 0) ? (t[mode, k] / np - 1) * 100 : 0
+			printf "  %-6s %-30s %10.4f %+11.2f%% %+11.2f%% %14s\n", mode, k, t[mode, k], vb, vn, hc
 		}
 	}
 }' "$OUT/lines"
@@ -79,7 +87,7 @@ awk "$J"'
 f("bench") == "batch" {
 	if (!hdr++) printf "  %6s %10s %10s %12s %12s %12s\n", "batch", "s/GiB", "probes", "p50 us", "p99 us", "max us"
 	printf "  %6s %10s %10s %12s %12s %12s\n", f("batch"), f("s_per_gib"), f("probes"), f("p50_us"), f("p99_us"), f("max_us")
-	print f("batch"), f("p99_us"), f("max_us"), f("s_per_gib") > "'"$OUT"'/batch.dat"
+	print f("batch"), f("p99_us"), f("max_us"), f("s_per_gib") > ("'"$OUT"'/batch.dat")
 }' "$OUT/lines"
 
 echo
