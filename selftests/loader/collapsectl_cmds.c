@@ -120,7 +120,7 @@ TEST_F(ctl, stats_text_json_watch)
 }
 
 /* A child loops MADV_COLLAPSE on a sparse range while we swap. */
-TEST_F(ctl, swap_has_no_gap)
+TEST_F_TIMEOUT(ctl, swap_has_no_gap, 180)
 {
 	volatile long *calls = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -239,7 +239,7 @@ TEST_F(ctl, collapse_another_process)
 	target_stop(&t);
 }
 
-TEST_F(ctl, ab_prints_both_and_cleans_up)
+TEST_F_TIMEOUT(ctl, ab_prints_both_and_cleans_up, 180)
 {
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl ab " BPF "frugal.bpf.o "
 			     BPF "eager.bpf.o --duration 6 -- collapse_demo --size 8 "

@@ -270,7 +270,7 @@ static int churned_collapses(void *arg)
  * memcg is back to (almost) nothing once the process is gone: no
  * preallocated huge page leaked.
  */
-TEST_F(batch, vma_changes_during_collapse)
+TEST_F_TIMEOUT(batch, vma_changes_during_collapse, 300)
 {
 	long before = vmstat("thp_collapse_alloc");
 

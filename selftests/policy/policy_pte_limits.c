@@ -180,7 +180,7 @@ static void khugepaged_fast(void)
 	write_str(THP_SYSFS "enabled", "madvise");
 }
 
-TEST_F(limits, khugepaged_follows_policy)
+TEST_F_TIMEOUT(limits, khugepaged_follows_policy, 180)
 {
 	long exceed = vmstat("thp_scan_exceed_none_pte");
 
@@ -206,7 +206,7 @@ TEST_F(limits, khugepaged_follows_policy)
 	madvise(self->r.p, self->r.len, MADV_NOHUGEPAGE);
 }
 
-TEST_F(limits, khugepaged_pass_size)
+TEST_F_TIMEOUT(limits, khugepaged_pass_size, 180)
 {
 	khugepaged_fast();
 	self->skel->data->pass_pages = 3 * HPAGE_NR;

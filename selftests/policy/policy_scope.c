@@ -254,7 +254,7 @@ static int stop_loop(pid_t pid, struct loop_state *st)
 	return WEXITSTATUS(status);
 }
 
-TEST_F(scope, swap_never_shows_default)
+TEST_F_TIMEOUT(scope, swap_never_shows_default, 180)
 {
 	struct loop_state *st = loop_state();
 	struct knobs *p[2];
@@ -290,7 +290,7 @@ TEST_F(scope, swap_never_shows_default)
 	munmap(st, sizeof(*st));
 }
 
-TEST_F(scope, detach_while_collapsing)
+TEST_F_TIMEOUT(scope, detach_while_collapsing, 180)
 {
 	struct loop_state *st = loop_state();
 	pid_t pid;
