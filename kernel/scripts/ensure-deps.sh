@@ -19,6 +19,7 @@ bc:bc
 /bin/busybox:busybox-static
 qemu-system-x86_64:qemu-system-x86
 cpio:cpio
+file:file
 xz:xz-utils
 zstd:zstd
 gcc:gcc
