@@ -27,9 +27,6 @@ LIBBPF_LIBS  = $(LIBBPF)/libbpf.a -lelf -lz
 KCONFIGS  := $(sort $(filter-out %/debug.config,$(wildcard kernel/configs/*.config)))
 PATCHES   := $(sort $(wildcard kernel/patches/*.patch))
 
-# Keep intermediate files (skeletons, BPF objects): no rebuild on every run.
-.SECONDARY:
-
 .PHONY: FORCE all run test test-debug deps kernel kernel-source kernel-config kernel-export \
 	headers libbpf bpftool bpf-progs loader selftests samples initramfs \
 	clean distclean help

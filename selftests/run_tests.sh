@@ -102,20 +102,6 @@ tests | while IFS="$(printf '\t')" read -r name cmd; do
 	# shellcheck disable=SC2086
 	$cmd > "$STATE/out" 2>&1 </dev/null
 	echo $? > "$STATE/rc"
-	# The tree's khugepaged test maps its areas at a fixed hint address
-	# (1 GiB) and exits when a mapping lands elsewhere ("mmap(): ...",
-	# "Failed to allocate VMA at ..."), which happens now and then in a
-	# full run (never seen in 20 runs of the program alone): that is a
-	# setup failure, not a test result: run it again, once.
-	case "$name" in khugepaged-*)
-		if [ "$(cat "$STATE/rc")" != 0 ] &&
-		   grep -q -e 'mmap(): ' -e 'Failed to allocate VMA at' "$STATE/out"; then
-			echo "# $name: setup mmap() missed its hint address; running it again"
-			# shellcheck disable=SC2086
-			$cmd > "$STATE/out" 2>&1 </dev/null
-			echo $? > "$STATE/rc"
-		fi ;;
-	esac
 	awk -v start="$start" -v name="$name" -v state="$STATE" "$filter" < "$STATE/out"
 	rc=$(cat "$STATE/rc")
 	set -- $(cat "$STATE/res")

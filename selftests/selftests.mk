@@ -25,6 +25,8 @@ $(ST_OUT)/%.skel.h: $(ST_OUT)/%.bpf.o $(BPFTOOL)
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@.tmp && mv $@.tmp $@
 
 ST_SKELS   := $(patsubst %.bpf.c,$(ST_OUT)/%.skel.h,$(notdir $(ST_BPF)))
+# Intermediate files of pattern chains, kept: no rebuild on every run.
+.SECONDARY: $(ST_SKELS) $(ST_SKELS:.skel.h=.bpf.o)
 
 $(ST_OUT)/bin/%: %.c $(ST_LIB) $(wildcard selftests/lib/*.h selftests/*/*.h loader/*.h) $(HDRS)/.stamp \
 		$(LIBBPF)/libbpf.a $(ST_SKELS)
@@ -34,9 +36,14 @@ $(ST_OUT)/bin/%: %.c $(ST_LIB) $(wildcard selftests/lib/*.h selftests/*/*.h load
 # Depends on the patch stamp, not on the sources: they appear in this same
 # make run on a fresh clone, after make has cached build/ as missing.
 KSFT_SRCS  := $(addprefix $(KSFT_MM)/,khugepaged.c vm_util.c thp_settings.c)
+# Static PIE, not static: the test maps its areas at a fixed 1 GiB hint, and
+# x86-64 randomises the brk of a static (ET_EXEC) binary over 1 GiB above
+# its bss, so now and then the heap sat at the hint and setup failed
+# ("Failed to allocate VMA at 0x40000000"). A static PIE's brk starts at
+# ELF_ET_DYN_BASE, far above.
 $(ST_OUT)/mm/khugepaged: $(KSTAMP) $(HDRS)/.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -w -I$(KSFT_MM) $(KSFT_SRCS) -o $@ $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) -w -I$(KSFT_MM) $(KSFT_SRCS) -o $@ -static-pie
 
 $(GUEST)/selftests/bin/%: $(ST_OUT)/bin/%
 	@install -D -m 755 $< $@
