@@ -18,7 +18,12 @@ git -C "$SRC" format-patch -q --no-signature --zero-commit --no-numbered \
 	-o "$tmp" pristine..HEAD
 rm -f "$OUT"/*.patch
 mkdir -p "$OUT"
-cp "$tmp"/*.patch "$OUT"/ 2>/dev/null || true
+# An empty context line is " " in git's output; checkpatch.pl run on the
+# file reads that as trailing whitespace. git am takes an empty line as an
+# empty context line just as well.
+for p in "$tmp"/*.patch; do
+	[ -f "$p" ] && sed 's/^ $//' "$p" > "$OUT/$(basename "$p")"
+done
 rm -rf "$tmp"
 # The tree now matches the queue: record it so prepare-source leaves it be.
 printf '%s\n%s\n' "$(cat /dev/null "$OUT"/*.patch | sha256sum | cut -d' ' -f1)" \
