@@ -8,16 +8,9 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <linux/mman.h>		/* MADV_COLLAPSE, MADV_F_COLLAPSE_* */
 
 #include "collapsectl.h"
-
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
-#ifndef MADV_F_COLLAPSE_LIMITS
-#define MADV_F_COLLAPSE_LIMITS 0x1
-#define MADV_F_COLLAPSE_DEFRAG 0x2
-#endif
 
 #define HPAGE_SIZE (2UL << 20)
 

@@ -106,12 +106,9 @@ int cmd_list(int argc, char **argv)
 	struct timespec now;
 	int i, n;
 
-	if (argc > 1) {
-		bool help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
-
-		fputs(list_usage, help ? stdout : stderr);
-		return help ? 0 : 2;
-	}
+	n = check_args(argc, argv, 0, list_usage);
+	if (n >= 0)
+		return n;
 	if (!kernel_supported())
 		return 1;
 	n = list_policies(names, NULL, MAX_POLICIES);

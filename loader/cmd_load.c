@@ -128,14 +128,9 @@ int cmd_unload(int argc, char **argv)
 	char pin[256];
 	int i;
 
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		fputs(unload_usage, stdout);
-		return 0;
-	}
-	if (argc != 2) {
-		fputs(unload_usage, stderr);
-		return 2;
-	}
+	i = check_args(argc, argv, 1, unload_usage);
+	if (i >= 0)
+		return i;
 	if (!require_root() || !kernel_supported())
 		return 1;
 	pin_path(pin, sizeof(pin), argv[1]);
@@ -182,14 +177,9 @@ int cmd_swap(int argc, char **argv)
 	uint64_t cgid;
 	int err;
 
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		fputs(swap_usage, stdout);
-		return 0;
-	}
-	if (argc != 3) {
-		fputs(swap_usage, stderr);
-		return 2;
-	}
+	err = check_args(argc, argv, 2, swap_usage);
+	if (err >= 0)
+		return err;
 	if (!require_root() || !kernel_supported())
 		return 1;
 	if (read_attr(argv[1], "cgroup_id", buf, sizeof(buf)))

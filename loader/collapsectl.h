@@ -21,6 +21,13 @@ int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 bool kernel_supported(void);
 bool require_root(void);
 
+/*
+ * For a command taking exactly @nargs arguments and no options: prints
+ * @usage on --help (returns 0) or on a wrong count (returns 2, the usage
+ * error status); returns -1 when the command should go on.
+ */
+int check_args(int argc, char **argv, int nargs, const char *usage);
+
 /* The cgroup v2 id of directory @path, or 0 with a message printed. */
 uint64_t cgroup_path_id(const char *path);
 

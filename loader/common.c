@@ -26,6 +26,19 @@ int fail(const char *fmt, ...)
 	return 1;
 }
 
+int check_args(int argc, char **argv, int nargs, const char *usage)
+{
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (argc != nargs + 1) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	return -1;
+}
+
 bool kernel_supported(void)
 {
 	if (!access(CE_SYSFS "/policies", R_OK))

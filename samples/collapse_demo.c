@@ -17,10 +17,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
-
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
+#include <linux/mman.h>		/* MADV_COLLAPSE */
 
 #define HPAGE_SIZE (2UL << 20)
 

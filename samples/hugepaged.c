@@ -24,13 +24,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
-#ifndef MADV_F_COLLAPSE_LIMITS
-#define MADV_F_COLLAPSE_LIMITS 0x1
-#endif
+#include <linux/mman.h>		/* the series' uapi: MADV_F_COLLAPSE_LIMITS */
 
 #define HPAGE (2UL << 20)
 #define MAX_RANGES 4096

@@ -151,6 +151,15 @@ bool range_is_huge(pid_t pid, const void *p, size_t len)
 	return true;
 }
 
+int page_node(void *p)
+{
+	int status = -1;
+
+	if (syscall(SYS_move_pages, 0, 1UL, &p, NULL, &status, 0))
+		return -errno;
+	return status;
+}
+
 long vmstat(const char *name)
 {
 	char key[128];

@@ -10,14 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
-#ifndef MADV_F_COLLAPSE_LIMITS
-#define MADV_F_COLLAPSE_LIMITS 0x1
-#define MADV_F_COLLAPSE_DEFRAG 0x2
-#endif
+#include <linux/mman.h>		/* MADV_COLLAPSE, MADV_F_COLLAPSE_* */
 
 #define PAGE_SZ		4096UL
 #define HPAGE_SZ	(2UL << 20)
@@ -48,6 +41,9 @@ unsigned long anon_huge_kb(pid_t pid, const void *p, size_t len);
  * per page from pagemap and kpageflags, so it is exact for sub-ranges.
  */
 bool range_is_huge(pid_t pid, const void *p, size_t len);
+
+/* NUMA node of the page mapped at @p, or -errno. */
+int page_node(void *p);
 
 /* /proc/vmstat counter, or -1. */
 long vmstat(const char *name);

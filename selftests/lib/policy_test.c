@@ -84,19 +84,25 @@ int cg_remove(const char *path)
 	return rmdir(full) ? -errno : 0;
 }
 
-int run_in_cgroup(const char *path, int (*fn)(void *arg), void *arg)
+int cg_move(const char *path, pid_t pid)
 {
 	char procs[256];
-	int status;
-	pid_t pid;
 
 	snprintf(procs, sizeof(procs), CGROOT "%s%scgroup.procs", path,
 		 path[0] ? "/" : "");
+	return write_num(procs, pid);
+}
+
+int run_in_cgroup(const char *path, int (*fn)(void *arg), void *arg)
+{
+	int status;
+	pid_t pid;
+
 	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (!pid) {
-		if (write_num(procs, getpid()))
+		if (cg_move(path, getpid()))
 			_exit(255);
 		_exit(fn(arg) & 0xff);
 	}

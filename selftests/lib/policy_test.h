@@ -37,6 +37,8 @@ bool policy_attached(const char *policy);
 int cg_create(const char *path, uint64_t *id);
 int cg_remove(const char *path);
 uint64_t cg_id(const char *path);
+/* Move @pid into cgroup PATH ("" for the root). */
+int cg_move(const char *path, pid_t pid);
 
 /*
  * Run fn(arg) in a child process moved into cgroup PATH ("" for the

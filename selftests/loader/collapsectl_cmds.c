@@ -213,6 +213,27 @@ TEST_F(ctl, ebusy_names_the_holder)
 	cg_remove("ctl_dup");
 }
 
+/*
+ * A kernel without collapse_ext, as collapsectl sees one: in a private
+ * mount namespace with /sys/kernel/mm/collapse_ext hidden under a tmpfs.
+ */
+TEST_F(ctl, kernel_without_collapse_ext)
+{
+	static const char *const cmds[] = {
+		"list", "stats", "unload x", "load " BPF "passthrough.bpf.o",
+	};
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		EXPECT_EQ(1, run_cmd(out, sizeof(out), "unshare -m sh -c 'mount -t tmpfs "
+				     "none /sys/kernel/mm && exec collapsectl %s'", cmds[i]));
+		EXPECT_NE(NULL, strstr(out, "this kernel has no collapse_ext"))
+			TH_LOG("%s: %s", cmds[i], out);
+		EXPECT_NE(NULL, strstr(out, "make kernel"));
+		EXPECT_EQ(1, count_lines(out)) TH_LOG("%s: %s", cmds[i], out);
+	}
+	EXPECT_FALSE(policy_attached("passthrough"));
+}
+
 TEST_F(ctl, not_root)
 {
 	EXPECT_EQ(1, run_cmd_as(65534, out, sizeof(out), "collapsectl load "

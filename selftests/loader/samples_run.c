@@ -31,45 +31,44 @@ TEST(collapse_demo_collapses)
 	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapse_demo --sparse 200"));
 }
 
-/* hugepaged collapses a cgroup's process; khugepaged is off meanwhile. */
-TEST(hugepaged_collapses_its_cgroup)
-{
+/*
+ * A 32 MiB target process in cgroup ce_agent for the hugepaged agent;
+ * khugepaged is off meanwhile so only the agent collapses.
+ */
+FIXTURE(agent) {
 	struct target t;
-	char procs[128];
+};
 
+FIXTURE_SETUP(agent)
+{
 	thp_save_settings();
 	ASSERT_EQ(0, write_str(THP_SYSFS "enabled", "never"));
 	ASSERT_EQ(0, cg_create("ce_agent", NULL));
-	ASSERT_EQ(0, target_start(&t, 8, 0, NULL));
-	snprintf(procs, sizeof(procs), CGROOT "ce_agent/cgroup.procs");
-	ASSERT_EQ(0, write_num(procs, t.pid));
-	EXPECT_FALSE(range_is_huge(t.pid, t.p, t.len));
+	ASSERT_EQ(0, target_start(&self->t, 16, 0, NULL));
+	ASSERT_EQ(0, cg_move("ce_agent", self->t.pid));
+	ASSERT_FALSE(range_is_huge(self->t.pid, self->t.p, self->t.len));
+}
 
-	EXPECT_EQ(0, run_cmd(out, sizeof(out), "hugepaged --cgroup " CGROOT "ce_agent --once"))
-		TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "collapsed"));
-	EXPECT_TRUE(range_is_huge(t.pid, t.p, t.len)) TH_LOG("%s", out);
-	target_stop(&t);
+FIXTURE_TEARDOWN(agent)
+{
+	target_stop(&self->t);
 	EXPECT_EQ(0, cg_remove("ce_agent"));
 }
 
-TEST(hugepaged_bounded_rate)
+TEST_F(agent, collapses_its_cgroup)
 {
-	struct target t;
-	char procs[128];
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "hugepaged --cgroup " CGROOT "ce_agent --once"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "collapsed"));
+	EXPECT_TRUE(range_is_huge(self->t.pid, self->t.p, self->t.len)) TH_LOG("%s", out);
+}
 
-	thp_save_settings();
-	ASSERT_EQ(0, write_str(THP_SYSFS "enabled", "never"));
-	ASSERT_EQ(0, cg_create("ce_agent2", NULL));
-	ASSERT_EQ(0, target_start(&t, 16, 0, NULL));
-	snprintf(procs, sizeof(procs), CGROOT "ce_agent2/cgroup.procs");
-	ASSERT_EQ(0, write_num(procs, t.pid));
-	/* 8 MiB per one-second round: half of the 32 MiB after one round */
+TEST_F(agent, bounded_rate)
+{
+	/* 8 MiB per one-second round: a quarter of the 32 MiB after one round */
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "hugepaged --cgroup " CGROOT
-			     "ce_agent2 --once --rate 8"));
-	EXPECT_EQ(8192, anon_huge_kb(t.pid, t.p, t.len)) TH_LOG("%s", out);
-	target_stop(&t);
-	EXPECT_EQ(0, cg_remove("ce_agent2"));
+			     "ce_agent --once --rate 8"));
+	EXPECT_EQ(8192, anon_huge_kb(self->t.pid, self->t.p, self->t.len)) TH_LOG("%s", out);
 }
 
 TEST(hugepaged_bad_cgroup)

@@ -37,14 +37,15 @@ static int sparse_collapse(void *arg)
 	return collapse_sparse_region(*(int *)arg);
 }
 
-/* Node of the page at @p, or -errno */
-static int page_node(void *p)
+/*
+ * Attach @policy at the root and collapse @nr sparse huge pages in a
+ * child; the errno of MADV_COLLAPSE, or -1 when the policy did not load.
+ */
+static int sparse_collapse_under(const char *policy, int nr)
 {
-	int status = -1;
-
-	if (syscall(SYS_move_pages, 0, 1UL, &p, NULL, &status, 0))
-		return -errno;
-	return status;
+	if (load(policy))
+		return -1;
+	return run_in_cgroup("", sparse_collapse, &nr);
 }
 
 TEST(every_policy_loads)
@@ -75,24 +76,17 @@ TEST(every_policy_loads)
 
 TEST(frugal_refuses_what_eager_collapses)
 {
-	int nr = 2;
-
-	ASSERT_EQ(0, load("frugal"));
-	EXPECT_EQ(EBUSY, run_in_cgroup("", sparse_collapse, &nr));
+	EXPECT_EQ(EBUSY, sparse_collapse_under("frugal", 2));
 	EXPECT_LT(0, policy_stat("frugal", "failed_exceed_none_pte"));
 	unload("frugal");
-	ASSERT_EQ(0, load("eager"));
-	EXPECT_EQ(0, run_in_cgroup("", sparse_collapse, &nr));
+	EXPECT_EQ(0, sparse_collapse_under("eager", 2));
 	EXPECT_EQ(2, policy_stat("eager", "collapse_succeeded"));
 	unload("eager");
 }
 
 TEST(latency_batches_of_one)
 {
-	int nr = 8;
-
-	ASSERT_EQ(0, load("latency"));
-	EXPECT_EQ(0, run_in_cgroup("", sparse_collapse, &nr));
+	EXPECT_EQ(0, sparse_collapse_under("latency", 8));
 	EXPECT_EQ(8, policy_stat("latency", "batches"));
 	EXPECT_EQ(8, policy_stat("latency", "batch_pmds"));
 	unload("latency");
@@ -197,10 +191,7 @@ TEST(adaptive_stops_on_failing_range)
 /* Successes grow MADV_COLLAPSE batches from 8 towards 64 PMDs. */
 TEST(adaptive_grows_batches)
 {
-	int nr = 64;
-
-	ASSERT_EQ(0, load("adaptive"));
-	EXPECT_EQ(0, run_in_cgroup("", sparse_collapse, &nr));
+	EXPECT_EQ(0, sparse_collapse_under("adaptive", 64));
 	/* 8 + 8 (16 successes) + 16 + 32 (the rest): 4 batches, not 8 */
 	EXPECT_GT(8, policy_stat("adaptive", "batches"));
 	EXPECT_EQ(64, policy_stat("adaptive", "batch_pmds"));

@@ -33,32 +33,33 @@ static int capture(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
+/*
+ * Open and load skeleton @skel_name, expect the load to fail and the
+ * verifier log libbpf printed to contain @needle.
+ */
+#define EXPECT_LOAD_REJECTED(skel_name, needle)					\
+	do {									\
+		struct skel_name *skel;						\
+										\
+		libbpf_log[0] = 0;						\
+		libbpf_set_print(capture);					\
+		skel = skel_name##__open_and_load();				\
+		libbpf_set_print(NULL);						\
+		EXPECT_EQ(NULL, skel);						\
+		EXPECT_NE(NULL, strstr(libbpf_log, needle))			\
+			TH_LOG("verifier log: %.2000s", libbpf_log);		\
+		skel_name##__destroy(skel);					\
+	} while (0)
+
 TEST(ctx_write_rejected_by_verifier)
 {
-	struct bad_ctx_write *skel;
-
-	libbpf_log[0] = 0;
-	libbpf_set_print(capture);
-	skel = bad_ctx_write__open_and_load();
-	libbpf_set_print(NULL);
-	EXPECT_EQ(NULL, skel);
-	EXPECT_NE(NULL, strstr(libbpf_log, "only struct collapse_ext_limits is writable"))
-		TH_LOG("verifier log: %.2000s", libbpf_log);
-	bad_ctx_write__destroy(skel);
+	EXPECT_LOAD_REJECTED(bad_ctx_write,
+			     "only struct collapse_ext_limits is writable");
 }
 
 TEST(kfuncs_only_for_collapse_ext_programs)
 {
-	struct bad_kfunc_tracing *skel;
-
-	libbpf_log[0] = 0;
-	libbpf_set_print(capture);
-	skel = bad_kfunc_tracing__open_and_load();
-	libbpf_set_print(NULL);
-	EXPECT_EQ(NULL, skel);
-	EXPECT_NE(NULL, strstr(libbpf_log, "collapse_ext_nr_node_ids"))
-		TH_LOG("log: %.2000s", libbpf_log);
-	bad_kfunc_tracing__destroy(skel);
+	EXPECT_LOAD_REJECTED(bad_kfunc_tracing, "collapse_ext_nr_node_ids");
 }
 
 TEST(sleepable_refused)

@@ -15,16 +15,6 @@
 #include "knobs.h"
 #include "kselftest_harness.h"
 
-/* Node of the page mapped at @p, or -errno. */
-static int page_node(void *p)
-{
-	int status = -1;
-
-	if (syscall(SYS_move_pages, 0, 1UL, &p, NULL, &status, 0))
-		return -errno;
-	return status;
-}
-
 FIXTURE(node)
 {
 	struct knobs *skel;
