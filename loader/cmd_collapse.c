@@ -41,6 +41,8 @@ static long anon_huge_kb(int pid)
 		if (sscanf(line, "AnonHugePages: %ld kB", &v) == 1)
 			kb = v;
 	fclose(f);
+	if (kb < 0)
+		errno = ENODATA;	/* no mm: a kernel thread */
 	return kb;
 }
 
@@ -96,9 +98,18 @@ int cmd_collapse(int argc, char **argv)
 			    "no such process" : strerror(errno));
 	before = anon_huge_kb(pid);
 	if (before < 0) {
+		err = errno;
 		close(pidfd);
+		if (err == EACCES || err == EPERM)
+			return fail("process %d: not accessible to this user (reading "
+				    "/proc/%d/smaps_rollup: %s): run as root or as "
+				    "its owner", pid, pid, strerror(err));
+		/* pidfd_open() found it: a process without an mm */
+		if (err == ESRCH || err == ENODATA)
+			return fail("process %d has no user memory (a kernel "
+				    "thread?)", pid);
 		return fail("cannot read /proc/%d/smaps_rollup: %s", pid,
-			    strerror(errno));
+			    strerror(err));
 	}
 	printf("process %d, flags %s%s%s:\n", pid, flags ? "" : "0",
 	       flags & MADV_F_COLLAPSE_LIMITS ? "LIMITS " : "",

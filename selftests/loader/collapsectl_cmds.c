@@ -193,6 +193,8 @@ TEST_F(ctl, errors_are_one_clear_line)
 	/* pids */
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl collapse --pid 999999"));
 	EXPECT_NE(NULL, strstr(out, "no such process"));
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl collapse --pid 2"));
+	EXPECT_NE(NULL, strstr(out, "no user memory")) TH_LOG("%s", out);
 	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl collapse"));
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl collapse --pid 1 zz-yy"));
 	EXPECT_NE(NULL, strstr(out, "bad range"));
@@ -241,6 +243,11 @@ TEST_F(ctl, not_root)
 	EXPECT_NE(NULL, strstr(out, "needs root")) TH_LOG("%s", out);
 	EXPECT_EQ(1, run_cmd_as(65534, out, sizeof(out), "collapsectl unload x"));
 	EXPECT_NE(NULL, strstr(out, "needs root"));
+	/* a process of another user */
+	EXPECT_EQ(1, run_cmd_as(65534, out, sizeof(out), "collapsectl collapse "
+				"--pid 1 --limits"));
+	EXPECT_NE(NULL, strstr(out, "process 1: not accessible")) TH_LOG("%s", out);
+	EXPECT_EQ(1, count_lines(out)) TH_LOG("%s", out);
 }
 
 TEST_F(ctl, collapse_another_process)
