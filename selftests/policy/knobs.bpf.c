@@ -16,6 +16,7 @@ s32 node = COLLAPSE_EXT_ANY_NODE;
 s64 pass_pages = KEEP;		/* khugepaged pass */
 s64 batch_pmds = KEEP;		/* MADV_COLLAPSE batch */
 s32 init_ret;
+u64 spin_ns;			/* pte_limits busy-waits this long */
 
 /* What the kernel asked. */
 u64 nr_pte_limits, nr_target_node, nr_batch_size, nr_collapsed, nr_init;
@@ -25,12 +26,24 @@ u32 seen_dflt, seen_load0, seen_load1;
 u64 nr_batch_madvise;
 u32 seen_batch_dflt, seen_pmds_left;
 s32 last_result = -1, exit_reason = -1;
+/* Callers inside pte_limits now; calls that ended after exit() had run. */
+s64 inflight;
+u64 nr_after_exit;
 
-SEC("struct_ops/pte_limits")
-int BPF_PROG(knobs_pte_limits, struct collapse_ext_ctx *cctx,
-	     struct collapse_ext_limits *limits)
+static int spin_until(u32 i, void *deadline)
+{
+	return bpf_ktime_get_ns() >= *(u64 *)deadline;
+}
+
+static __always_inline int answer_pte_limits(struct collapse_ext_ctx *cctx,
+					     struct collapse_ext_limits *limits)
 {
 	nr_pte_limits++;
+	if (spin_ns) {
+		u64 deadline = bpf_ktime_get_ns() + spin_ns;
+
+		bpf_loop(1 << 23, spin_until, &deadline, 0);
+	}
 	seen_none = limits->max_ptes_none;
 	seen_swap = limits->max_ptes_swap;
 	seen_shared = limits->max_ptes_shared;
@@ -48,6 +61,21 @@ int BPF_PROG(knobs_pte_limits, struct collapse_ext_ctx *cctx,
 	if (set_shared != KEEP)
 		limits->max_ptes_shared = set_shared;
 	return 0;
+}
+
+SEC("struct_ops/pte_limits")
+int BPF_PROG(knobs_pte_limits, struct collapse_ext_ctx *cctx,
+	     struct collapse_ext_limits *limits)
+{
+	int ret;
+
+	__sync_fetch_and_add(&inflight, 1);
+	ret = answer_pte_limits(cctx, limits);
+	/* exit() must wait for every caller inside a hook */
+	if (exit_reason >= 0)
+		__sync_fetch_and_add(&nr_after_exit, 1);
+	__sync_fetch_and_sub(&inflight, 1);
+	return ret;
 }
 
 SEC("struct_ops/target_node")

@@ -4,8 +4,8 @@
  * policies at once; a nested cgroup inherits; a process outside gets the
  * default; one policy per cgroup (EBUSY), unique names (EEXIST); removing
  * a cgroup detaches its policy; a link update swaps a policy with no
- * window where the default applies; detach is safe while MADV_COLLAPSE
- * runs.
+ * window where the default applies; detach, and removing the cgroup,
+ * are safe while MADV_COLLAPSE runs, even inside a hook.
  */
 #include <errno.h>
 #include <signal.h>
@@ -236,12 +236,13 @@ static int collapse_loop(void *arg)
 	return 0;
 }
 
+/* The looping child, in cgroup @cg; its pid can be moved elsewhere. */
 static pid_t start_loop(const char *cg, struct loop_state *st)
 {
 	pid_t pid = fork();
 
 	if (!pid)
-		_exit(run_in_cgroup(cg, collapse_loop, st));
+		_exit(cg_move(cg, getpid()) ? 255 : collapse_loop(st));
 	while (pid > 0 && !st->calls)
 		usleep(1000);
 	return pid;
@@ -318,6 +319,69 @@ TEST_F_TIMEOUT(scope, detach_while_collapsing, 180)
 	EXPECT_EQ(0, st->other_errors);
 	EXPECT_FALSE(policy_attached("churn"));
 	munmap(st, sizeof(*st));
+}
+
+/* process_madvise(MADV_COLLAPSE) on @t from a child; returns its pid. */
+static pid_t collapse_from_outside(struct target *t)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		int pidfd = sys_pidfd_open(t->pid);
+
+		if (pidfd < 0)
+			_exit(255);
+		_exit(sys_process_madvise(pidfd, t->p, t->len, MADV_COLLAPSE, 0) ?
+		      errno : 0);
+	}
+	return pid;
+}
+
+/*
+ * The cgroup goes while a caller is inside its policy's pte_limits hook
+ * (the hook spins 200 ms): an agent outside the cgroup collapses the
+ * memory of the cgroup's only process, which is killed so that the cgroup
+ * can be removed meanwhile. The caller finishes safely, exit() runs only
+ * after it, and the policy is gone.
+ */
+TEST_F_TIMEOUT(scope, cgroup_removed_mid_call, 180)
+{
+	int i, j, status, mid_call = 0;
+
+	for (i = 0; i < 10; i++) {
+		struct bpf_link *l;
+		struct target t;
+		struct knobs *p;
+		uint64_t id;
+		pid_t agent;
+
+		ASSERT_EQ(0, cg_create(CG_GONE, &id));
+		p = knobs_load("midcall", id);
+		ASSERT_NE(NULL, p);
+		p->bss->spin_ns = 200 * 1000 * 1000;
+		l = knobs_attach(p);
+		ASSERT_NE(NULL, l);
+		ASSERT_EQ(0, target_start(&t, 1, 0, NULL));
+		ASSERT_EQ(0, cg_move(CG_GONE, t.pid));
+		agent = collapse_from_outside(&t);
+		ASSERT_LT(0, agent);
+		for (j = 0; j < 50000 && !p->bss->inflight; j++)
+			usleep(100);
+		target_stop(&t);
+		ASSERT_EQ(0, cg_remove(CG_GONE));
+		mid_call += p->bss->inflight > 0;
+		ASSERT_EQ(agent, waitpid(agent, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status));
+		for (j = 0; j < 100 && p->data->exit_reason < 0; j++)
+			usleep(50000);
+		EXPECT_EQ(EXIT_CGROUP_REMOVED, p->data->exit_reason);
+		EXPECT_EQ(0, p->bss->nr_after_exit);
+		EXPECT_FALSE(policy_attached("midcall"));
+		bpf_link__destroy(l);
+		knobs__destroy(p);
+	}
+	TH_LOG("%d of 10 removals while the hook ran", mid_call);
+	EXPECT_LT(0, mid_call);
 }
 
 TEST_HARNESS_MAIN

@@ -281,7 +281,7 @@ TEST_F_TIMEOUT(stress, run, 600)
 		if (lk && k2 && !bpf_link__update_map(lk, k2->maps.knobs))
 			swaps++;
 		usleep(200000);
-		/* a cgroup removed with its policy attached, mid-call or not */
+		/* a cgroup removed with its policy attached (mid-call: policy_scope) */
 		if (!cg_create("ce_stress/tmp", &id_tmp)) {
 			struct knobs *kt = knobs_load("stress_tmp", id_tmp);
 			struct bpf_link *lt = kt ? knobs_attach(kt) : NULL;
