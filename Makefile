@@ -58,11 +58,17 @@ $(KSTAMP): FORCE $(BUILD)/.deps
 	@kernel/scripts/prepare-source.sh $(KSRC) $(ROOT)/kernel/patches
 kernel-source: $(KSTAMP)
 
+# $(call kconfig,SRC,OBJ,FRAGMENTS): tinyconfig plus the fragments, in OBJ
+define kconfig
+	@mkdir -p $(2)
+	$(MAKE) -s -C $(1) O=$(2) tinyconfig
+	cd $(1) && scripts/kconfig/merge_config.sh -m -O $(2) $(2)/.config \
+		$(addprefix $(ROOT)/,$(3)) >/dev/null
+	$(MAKE) -s -C $(1) O=$(2) olddefconfig
+endef
+
 $(KOBJ)/.config: $(KCONFIGS) $(KSTAMP)
-	@mkdir -p $(KOBJ)
-	$(MAKE) -s -C $(KSRC) O=$(KOBJ) tinyconfig
-	cd $(KSRC) && scripts/kconfig/merge_config.sh -m -O $(KOBJ) $(KOBJ)/.config $(addprefix $(ROOT)/,$(KCONFIGS)) >/dev/null
-	$(MAKE) -s -C $(KSRC) O=$(KOBJ) olddefconfig
+	$(call kconfig,$(KSRC),$(KOBJ),$(KCONFIGS))
 	@kernel/scripts/check-config.sh $(KOBJ)/.config $(KCONFIGS)
 kernel-config: $(KOBJ)/.config
 
@@ -133,11 +139,7 @@ KOBJ_DEBUG := $(BUILD)/kobj-debug
 BZ_DEBUG   := $(KOBJ_DEBUG)/arch/x86/boot/bzImage
 
 $(KOBJ_DEBUG)/.config: $(KCONFIGS) kernel/configs/debug.config $(KSTAMP)
-	@mkdir -p $(KOBJ_DEBUG)
-	$(MAKE) -s -C $(KSRC) O=$(KOBJ_DEBUG) tinyconfig
-	cd $(KSRC) && scripts/kconfig/merge_config.sh -m -O $(KOBJ_DEBUG) $(KOBJ_DEBUG)/.config \
-		$(addprefix $(ROOT)/,$(KCONFIGS) kernel/configs/debug.config) >/dev/null
-	$(MAKE) -s -C $(KSRC) O=$(KOBJ_DEBUG) olddefconfig
+	$(call kconfig,$(KSRC),$(KOBJ_DEBUG),$(KCONFIGS) kernel/configs/debug.config)
 	@kernel/scripts/check-config.sh $(KOBJ_DEBUG)/.config kernel/configs/debug.config
 
 $(BZ_DEBUG): FORCE $(KOBJ_DEBUG)/.config

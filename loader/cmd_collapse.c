@@ -40,9 +40,10 @@ static long anon_huge_kb(int pid)
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "AnonHugePages: %ld kB", &v) == 1)
 			kb = v;
+	/* a read error keeps its errno: ESRCH when there is no mm */
+	if (kb < 0 && !ferror(f))
+		errno = ENODATA;
 	fclose(f);
-	if (kb < 0)
-		errno = ENODATA;	/* no mm: a kernel thread */
 	return kb;
 }
 
@@ -105,7 +106,7 @@ int cmd_collapse(int argc, char **argv)
 				    "/proc/%d/smaps_rollup: %s): run as root or as "
 				    "its owner", pid, pid, strerror(err));
 		/* pidfd_open() found it: a process without an mm */
-		if (err == ESRCH || err == ENODATA)
+		if (err == ESRCH)
 			return fail("process %d has no user memory (a kernel "
 				    "thread?)", pid);
 		return fail("cannot read /proc/%d/smaps_rollup: %s", pid,

@@ -23,11 +23,7 @@ $(BASE_SRC)/.git: | $(KSTAMP)
 	git -C $(KSRC) worktree add -f --detach $(BASE_SRC) pristine >/dev/null
 
 $(BASE_OBJ)/.config: $(KCONFIGS) $(BASE_SRC)/.git
-	@mkdir -p $(BASE_OBJ)
-	$(MAKE) -s -C $(BASE_SRC) O=$(BASE_OBJ) tinyconfig
-	cd $(BASE_SRC) && scripts/kconfig/merge_config.sh -m -O $(BASE_OBJ) $(BASE_OBJ)/.config \
-		$(addprefix $(ROOT)/,$(KCONFIGS)) >/dev/null
-	$(MAKE) -s -C $(BASE_SRC) O=$(BASE_OBJ) olddefconfig
+	$(call kconfig,$(BASE_SRC),$(BASE_OBJ),$(KCONFIGS))
 
 $(BASE_BZ): $(BASE_OBJ)/.config
 	$(MAKE) -s -C $(BASE_SRC) O=$(BASE_OBJ) -j$(JOBS) bzImage

@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #include "collapse_test.h"
 
@@ -149,6 +150,16 @@ bool range_is_huge(pid_t pid, const void *p, size_t len)
 		if (page_is_thp(pid, a) != 1 || page_is_thp(pid, a + HPAGE_SZ - PAGE_SZ) != 1)
 			return false;
 	return true;
+}
+
+int set_caps(unsigned long long caps)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = {};
+
+	data[0].effective = data[0].permitted = (unsigned int)caps;
+	data[1].effective = data[1].permitted = (unsigned int)(caps >> 32);
+	return syscall(SYS_capset, &hdr, data);
 }
 
 int page_node(void *p)

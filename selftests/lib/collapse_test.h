@@ -64,6 +64,8 @@ void thp_save_settings(void);
 int sys_pidfd_open(pid_t pid);
 long sys_process_madvise(int pidfd, void *addr, size_t len, int advice,
 			 unsigned int flags);
+/* Keep only the capabilities in @caps (a CAP_* bit mask): 0 or -1. */
+int set_caps(unsigned long long caps);
 
 /* Fork a child that maps @nr_hpages, fills them and waits to be killed. */
 struct target {

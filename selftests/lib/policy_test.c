@@ -93,20 +93,21 @@ int cg_move(const char *path, pid_t pid)
 	return write_num(procs, pid);
 }
 
+pid_t start_in_cgroup(const char *path, int (*fn)(void *arg), void *arg)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(cg_move(path, getpid()) ? 255 : fn(arg) & 0xff);
+	return pid;
+}
+
 int run_in_cgroup(const char *path, int (*fn)(void *arg), void *arg)
 {
+	pid_t pid = start_in_cgroup(path, fn, arg);
 	int status;
-	pid_t pid;
 
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		if (cg_move(path, getpid()))
-			_exit(255);
-		_exit(fn(arg) & 0xff);
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
 }

@@ -41,9 +41,12 @@ uint64_t cg_id(const char *path);
 int cg_move(const char *path, pid_t pid);
 
 /*
- * Run fn(arg) in a child process moved into cgroup PATH ("" for the
- * root); return fn's return value (0..255), or -1.
+ * Start fn(arg) in a child process moved into cgroup PATH ("" for the
+ * root), exiting with fn's return value (255: it could not move); returns
+ * the child's pid, or -1.
  */
+pid_t start_in_cgroup(const char *path, int (*fn)(void *arg), void *arg);
+/* The same, waited for: fn's return value (0..255), or -1. */
 int run_in_cgroup(const char *path, int (*fn)(void *arg), void *arg);
 
 /* madvise(MADV_COLLAPSE) over @nr_hpages freshly filled huge pages with

@@ -2,8 +2,8 @@
 /*
  * Bad input: thousands of random madvise() and process_madvise() calls
  * (addresses inside, across and outside an arena, odd lengths, advice
- * numbers -2..37 (MADV_HWPOISON/SOFT_OFFLINE are 100 and 101), random flags, good, stale and bogus
- * pidfds). Every call must return 0 or a documented errno, the arena's
+ * numbers -2..37, which leaves out MADV_HWPOISON and MADV_SOFT_OFFLINE
+ * (100, 101), random flags, good, stale and bogus pidfds). Every call must return 0 or a documented errno, the arena's
  * untouched pages must keep their contents, and nothing may stay charged
  * once the process is gone.
  */

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -203,16 +202,11 @@ TEST(remote_root_flags0)
 /* Become UNPRIV_UID with only the capabilities in @caps. */
 static int drop_privileges(unsigned long long caps)
 {
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2] = {};
-
 	if (prctl(PR_SET_KEEPCAPS, 1) ||
 	    setresgid(UNPRIV_UID, UNPRIV_UID, UNPRIV_UID) ||
 	    setresuid(UNPRIV_UID, UNPRIV_UID, UNPRIV_UID))
 		return -1;
-	data[0].effective = data[0].permitted = (unsigned int)caps;
-	data[1].effective = data[1].permitted = (unsigned int)(caps >> 32);
-	return syscall(SYS_capset, &hdr, data);
+	return set_caps(caps);
 }
 
 /*

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <linux/capability.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -145,14 +144,9 @@ TEST(attach_needs_cap_sys_admin)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-		struct __user_cap_data_struct data[2] = {};
-		unsigned long long caps = (1ULL << CAP_BPF) | (1ULL << CAP_PERFMON);
 		struct bpf_link *link;
 
-		data[0].effective = data[0].permitted = (unsigned int)caps;
-		data[1].effective = data[1].permitted = (unsigned int)(caps >> 32);
-		if (syscall(SYS_capset, &hdr, data))
+		if (set_caps((1ULL << CAP_BPF) | (1ULL << CAP_PERFMON)))
 			_exit(100);
 		link = knobs_attach(skel);
 		_exit(link ? 0 : errno);

@@ -236,13 +236,10 @@ static int collapse_loop(void *arg)
 	return 0;
 }
 
-/* The looping child, in cgroup @cg; its pid can be moved elsewhere. */
 static pid_t start_loop(const char *cg, struct loop_state *st)
 {
-	pid_t pid = fork();
+	pid_t pid = start_in_cgroup(cg, collapse_loop, st);
 
-	if (!pid)
-		_exit(cg_move(cg, getpid()) ? 255 : collapse_loop(st));
 	while (pid > 0 && !st->calls)
 		usleep(1000);
 	return pid;

@@ -215,19 +215,7 @@ static int worker(void *arg)
 	return w->bad ? 1 : 0;
 }
 
-struct worker_proc {
-	pid_t pid;
-};
-
-static pid_t start_worker(const char *cg, int *secs)
-{
-	pid_t pid = fork();
-
-	if (!pid)
-		_exit(run_in_cgroup(cg, worker, secs));
-	return pid;
-}
-
+/* A fixture only for TEST_F_TIMEOUT: the run takes longer than 30 s. */
 FIXTURE(stress)
 {
 	int unused;
@@ -258,8 +246,8 @@ TEST_F_TIMEOUT(stress, run, 600)
 	write_str(CGROOT "ce_stress/cgroup.subtree_control", "+memory");
 	ASSERT_EQ(0, cg_create("ce_stress/a", &id_a));
 	ASSERT_EQ(0, cg_create("ce_stress/b", &id_b));
-	pids[0] = start_worker("ce_stress/a", &secs);
-	pids[1] = start_worker("ce_stress/b", &secs);
+	pids[0] = start_in_cgroup("ce_stress/a", worker, &secs);
+	pids[1] = start_in_cgroup("ce_stress/b", worker, &secs);
 
 	end = time(NULL) + secs;
 	while (time(NULL) < end) {
