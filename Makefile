@@ -27,7 +27,7 @@ LIBBPF_LIBS  = $(LIBBPF)/libbpf.a -lelf -lz
 KCONFIGS  := $(sort $(filter-out %/debug.config,$(wildcard kernel/configs/*.config)))
 PATCHES   := $(sort $(wildcard kernel/patches/*.patch))
 
-.PHONY: FORCE all run test test-debug deps kernel kernel-source kernel-config kernel-export \
+.PHONY: FORCE all run test test-debug deps kernel kernel-source kernel-config kernel-export check-series \
 	headers libbpf bpftool bpf-progs loader selftests samples initramfs \
 	clean distclean help
 
@@ -39,6 +39,7 @@ help:
 	@echo "make test-debug   the suite on a KASAN/lockdep/DEBUG_VM/kmemleak kernel"
 	@echo "make kernel       fetch, patch, configure and build the kernel"
 	@echo "make kernel-export  write build/linux commits to kernel/patches/"
+	@echo "make check-series   build every prefix of the series, checkpatch each patch"
 	@echo "make initramfs    build the guest (tools, policies, tests)"
 	@echo "make bench        benchmarks: unpatched vs patched, batch sizes, khugepaged"
 	@echo "make clean        remove build/ except the kernel tree"
@@ -78,6 +79,10 @@ kernel: $(BZIMAGE)
 
 kernel-export:
 	@kernel/scripts/export-patches.sh $(KSRC) $(ROOT)/kernel/patches
+
+# Every prefix of the series builds, every patch is checkpatch-clean
+check-series: $(KOBJ)/.config
+	@kernel/scripts/check-series.sh $(KSRC) $(KOBJ) $(ROOT)/kernel/patches
 
 $(HDRS)/.stamp: $(KSTAMP)
 	$(MAKE) -s -C $(KSRC) O=$(KOBJ) headers_install INSTALL_HDR_PATH=$(HDRS)

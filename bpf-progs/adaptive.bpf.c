@@ -16,8 +16,6 @@ char _license[] SEC("license") = "GPL";
 
 #define MAX_FAILS	3
 #define VETO_ROUNDS	8
-#define SCAN_SUCCEED	1
-#define SCAN_PMD_MAPPED	4
 
 struct range_key {
 	u64 mm;

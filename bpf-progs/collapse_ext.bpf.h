@@ -33,6 +33,9 @@
 /* A pte limit of HPAGE_PMD_NR is no limit (MADV_COLLAPSE's default). */
 #define COLLAPSE_EXT_NO_LIMIT	HPAGE_PMD_NR
 #define COLLAPSE_EXT_ANY_NODE	(-1)
+/* process_madvise() flags (uapi <asm-generic/mman-common.h>) */
+#define MADV_F_COLLAPSE_LIMITS	0x1
+#define MADV_F_COLLAPSE_DEFRAG	0x2
 
 /* kfuncs; __weak so a policy still loads where one is missing: test with
  * bpf_ksym_exists() before calling. */
@@ -42,6 +45,7 @@ extern u32 collapse_ext_nr_node_ids(void) __ksym __weak;
 extern u64 collapse_ext_node_free_pages(s32 nid) __ksym __weak;
 extern s32 collapse_ext_owner_node(const struct collapse_ext_ctx *ctx) __ksym __weak;
 extern u64 collapse_ext_owner_cgroup_id(const struct collapse_ext_ctx *ctx) __ksym __weak;
+extern void collapse_ext_apply_khugepaged_limits(struct collapse_ext_limits *limits) __ksym __weak;
 
 /*
  * COLLAPSE_EXT_OPS(name, .hook = (void *)prog, ...): the policy map, in

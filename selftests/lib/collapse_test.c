@@ -171,6 +171,22 @@ int page_node(void *p)
 	return status;
 }
 
+#define MPOL_DEFAULT_	0	/* <numaif.h> is not in the guest's libc */
+#define MPOL_BIND_	2
+
+int bind_to_node(void *p, size_t len, int nid)
+{
+	unsigned long mask = nid >= 0 ? 1UL << nid : 0;
+	int mode = nid >= 0 ? MPOL_BIND_ : MPOL_DEFAULT_;
+	unsigned long maxnode = nid >= 0 ? sizeof(mask) * 8 : 0;
+
+	if (p)
+		return syscall(SYS_mbind, p, len, mode, nid >= 0 ? &mask : NULL,
+			       maxnode, 0);
+	return syscall(SYS_set_mempolicy, mode, nid >= 0 ? &mask : NULL,
+		       maxnode);
+}
+
 long vmstat(const char *name)
 {
 	char key[128];

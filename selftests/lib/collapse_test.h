@@ -44,6 +44,8 @@ bool range_is_huge(pid_t pid, const void *p, size_t len);
 
 /* NUMA node of the page mapped at @p, or -errno. */
 int page_node(void *p);
+/* Bind [p, p + len) to node @nid (p NULL: the calling task); nid -1 unbinds */
+int bind_to_node(void *p, size_t len, int nid);
 
 /* /proc/vmstat counter, or -1. */
 long vmstat(const char *name);

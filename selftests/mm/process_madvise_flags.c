@@ -2,8 +2,9 @@
 /*
  * process_madvise(MADV_COLLAPSE) flags: MADV_F_COLLAPSE_LIMITS applies
  * khugepaged's pte limits, MADV_F_COLLAPSE_DEFRAG the direct-reclaim gfp
- * mask; bad flags are EINVAL; acting on another process without
- * CAP_SYS_ADMIN needs MADV_F_COLLAPSE_LIMITS (EPERM).
+ * mask; bad flags are EINVAL; flags 0 behave as in Linux 6.12 for every
+ * caller: acting on another process needs PTRACE_MODE_READ and
+ * CAP_SYS_NICE, and no flag.
  */
 #include <errno.h>
 #include <linux/capability.h>
@@ -240,16 +241,27 @@ static int unprivileged_collapse(struct target *t, unsigned long long caps,
 	return WEXITSTATUS(status);
 }
 
-TEST(remote_unprivileged_needs_limits)
+/*
+ * Linux 6.12 lets a caller with CAP_SYS_NICE (and ptrace access) collapse
+ * another process's memory with flags 0: the flags must not take that away
+ * (the RFC's "LIMITS or CAP_SYS_ADMIN" rule is a policy's choice now).
+ */
+TEST(remote_unprivileged_flags0_as_6_12)
 {
 	unsigned long long nice = 1ULL << CAP_SYS_NICE;
 	struct target t;
 
 	ASSERT_EQ(0, target_start(&t, 2, UNPRIV_UID, skip_one));
-	/* CAP_SYS_NICE without CAP_SYS_ADMIN: LIMITS is required. */
-	EXPECT_EQ(EPERM, unprivileged_collapse(&t, nice, 0));
-	EXPECT_EQ(EPERM, unprivileged_collapse(&t, nice, MADV_F_COLLAPSE_DEFRAG));
-	EXPECT_FALSE(range_is_huge(t.pid, t.p, t.len));
+	EXPECT_EQ(0, unprivileged_collapse(&t, nice, 0));
+	EXPECT_TRUE(range_is_huge(t.pid, t.p, t.len));
+	target_stop(&t);
+
+	ASSERT_EQ(0, target_start(&t, 2, UNPRIV_UID, skip_one));
+	EXPECT_EQ(0, unprivileged_collapse(&t, nice, MADV_F_COLLAPSE_DEFRAG));
+	EXPECT_TRUE(range_is_huge(t.pid, t.p, t.len));
+	target_stop(&t);
+
+	ASSERT_EQ(0, target_start(&t, 2, UNPRIV_UID, skip_one));
 	EXPECT_EQ(0, unprivileged_collapse(&t, nice, MADV_F_COLLAPSE_LIMITS));
 	EXPECT_TRUE(range_is_huge(t.pid, t.p, t.len));
 	target_stop(&t);

@@ -92,4 +92,96 @@ TEST_F(batch, default_is_eight)
 	EXPECT_EQ(NR_PMDS / 8, self->skel->bss->nr_batch_madvise);
 }
 
+#define CG_MARGIN	"ce_batch_margin"
+#define MARGIN_PMDS	16
+
+/* memory.current of CG_MARGIN */
+static long margin_current(void)
+{
+	return read_num(CGROOT CG_MARGIN "/memory.current");
+}
+
+/*
+ * In CG_MARGIN: fault in MARGIN_PMDS fully populated huge pages, leave the
+ * memcg 3 MiB of room (one new huge page at a time fits, two do not, and no
+ * swap), MADV_COLLAPSE them all. Returns the PMDs collapsed, plus 100 when
+ * MADV_COLLAPSE failed; 200+ when the test itself failed.
+ */
+static int margin_collapse(void *arg)
+{
+	struct region r;
+	long before, after;
+	int i, n = 0, err = 0;
+
+	if (region_map(&r, MARGIN_PMDS))
+		return 200;
+	region_fill(&r, NULL);
+	before = margin_current();
+	if (before <= 0 ||
+	    write_num(CGROOT CG_MARGIN "/memory.max", before + (3L << 20)))
+		return 201;
+	if (madvise(r.p, r.len, MADV_COLLAPSE))
+		err = 100;
+	for (i = 0; i < MARGIN_PMDS; i++)
+		n += range_is_huge(0, r.p + i * HPAGE_SZ, HPAGE_SZ);
+	after = margin_current();
+	write_str(CGROOT CG_MARGIN "/memory.max", "max");
+	if (!region_check(&r, NULL))
+		return 202;
+	/* nothing preallocated stays charged */
+	if (after > before + (1L << 20))
+		return 203;
+	return err + n;
+}
+
+/* margin_collapse() under batches of @pmds (0: no policy, the default 8) */
+static int margin_collapse_batched(uint64_t cgid, int pmds)
+{
+	struct knobs *skel = NULL;
+	struct bpf_link *link = NULL;
+	int ret;
+
+	if (pmds) {
+		skel = knobs_load("margin", cgid);
+		if (!skel)
+			return 210;
+		skel->data->batch_pmds = pmds;
+		link = knobs_attach(skel);
+		if (!link) {
+			knobs__destroy(skel);
+			return 211;
+		}
+	}
+	ret = run_in_cgroup(CG_MARGIN, margin_collapse, NULL);
+	bpf_link__destroy(link);
+	knobs__destroy(skel);
+	return ret;
+}
+
+/*
+ * A memcg with room for one new huge page at a time: collapsing one PMD at
+ * a time (6.12) collapses them all, and so must every batch size, the
+ * default included; nothing stays charged.
+ */
+TEST(memcg_margin_as_one_at_a_time)
+{
+	uint64_t cgid;
+	int one, dflt, big;
+
+	ASSERT_EQ(0, cg_create(CG_MARGIN, &cgid));
+	if (access(CGROOT CG_MARGIN "/memory.max", W_OK)) {
+		cg_remove(CG_MARGIN);
+		SKIP(return, "no memory controller");
+	}
+	ASSERT_EQ(0, write_str(CGROOT CG_MARGIN "/memory.swap.max", "0"));
+	one = margin_collapse_batched(cgid, 1);
+	dflt = margin_collapse_batched(cgid, 0);
+	big = margin_collapse_batched(cgid, 64);
+	TH_LOG("collapsed: batch 1 %d, default %d, batch 64 %d", one, dflt, big);
+	EXPECT_EQ(MARGIN_PMDS, one);
+	EXPECT_EQ(one, dflt);
+	EXPECT_EQ(one, big);
+	EXPECT_EQ(0, cg_remove(CG_MARGIN));
+}
+
 TEST_HARNESS_MAIN

@@ -70,8 +70,8 @@ TEST(every_policy_loads)
 	}
 	closedir(dir);
 	/* passthrough, frugal, eager, latency, numa_local, numa_spread,
-	 * adaptive and the template */
-	EXPECT_LE(8, n);
+	 * adaptive, remote_limits and the template */
+	EXPECT_LE(9, n);
 }
 
 TEST(frugal_refuses_what_eager_collapses)
@@ -100,7 +100,6 @@ TEST(latency_batches_of_one)
 TEST(numa_local_follows_the_task)
 {
 	unsigned int cpu, node;
-	unsigned long mask;
 	struct region r;
 	cpu_set_t set;
 	int other;
@@ -115,11 +114,11 @@ TEST(numa_local_follows_the_task)
 	/* before the region: fork() (run_cmd) write-protects anon ptes */
 	ASSERT_EQ(0, load("numa_local"));
 	ASSERT_EQ(0, region_map(&r, 1));
-	mask = 1UL << other;
-	ASSERT_EQ(0, syscall(SYS_mbind, r.p, r.len, 2 /* MPOL_BIND */, &mask,
-			     sizeof(mask) * 8, 0));
+	ASSERT_EQ(0, bind_to_node(r.p, r.len, other));
 	region_fill(&r, NULL);
 	ASSERT_EQ(other, page_node(r.p));
+	/* a binding mempolicy would bound the policy's node too: lift it */
+	ASSERT_EQ(0, bind_to_node(r.p, r.len, -1));
 
 	EXPECT_EQ(0, madvise(r.p, r.len, MADV_COLLAPSE)) {
 		run_cmd(out, sizeof(out), "collapsectl stats numa_local");
@@ -196,6 +195,60 @@ TEST(adaptive_grows_batches)
 	EXPECT_GT(8, policy_stat("adaptive", "batches"));
 	EXPECT_EQ(64, policy_stat("adaptive", "batch_pmds"));
 	unload("adaptive");
+}
+
+/* Half of each huge page is never touched: 256 empty ptes per range. */
+static bool skip_half(size_t page)
+{
+	return page % HPAGE_NR >= HPAGE_NR / 2;
+}
+
+/* process_madvise(MADV_COLLAPSE, @flags) of @t's range: 0 or errno */
+static int remote_collapse(struct target *t, unsigned int flags)
+{
+	int pidfd = sys_pidfd_open(t->pid), ret = 0;
+
+	if (pidfd < 0)
+		return -1;
+	if (sys_process_madvise(pidfd, t->p, t->len, MADV_COLLAPSE, flags) !=
+	    (long)t->len)
+		ret = errno;
+	close(pidfd);
+	return ret;
+}
+
+/*
+ * remote_limits holds a process_madvise() request without
+ * MADV_F_COLLAPSE_LIMITS to khugepaged's max_ptes_none (128 here), which
+ * the 256 empty ptes exceed; without the policy the same call collapses.
+ */
+TEST(remote_limits_applies_khugepaged_limits)
+{
+	long old_none = read_num(KHUGEPAGED "max_ptes_none");
+	struct target t;
+
+	ASSERT_LE(0, old_none);
+	ASSERT_EQ(0, write_num(KHUGEPAGED "max_ptes_none", 128));
+	ASSERT_EQ(0, load("remote_limits")) TH_LOG("%s", out);
+
+	ASSERT_EQ(0, target_start(&t, 2, 0, skip_half));
+	EXPECT_EQ(EBUSY, remote_collapse(&t, 0));
+	EXPECT_FALSE(range_is_huge(t.pid, t.p, t.len));
+	/* the first range ends the request, as any EBUSY does */
+	EXPECT_EQ(1, policy_stat("remote_limits", "failed_exceed_none_pte"));
+	/* With the flag the request asked for those limits itself */
+	EXPECT_EQ(EBUSY, remote_collapse(&t, MADV_F_COLLAPSE_LIMITS));
+	target_stop(&t);
+
+	/* A process collapsing its own memory is left alone */
+	EXPECT_EQ(0, run_in_cgroup("", sparse_collapse, &(int){ 2 }));
+
+	unload("remote_limits");
+	ASSERT_EQ(0, target_start(&t, 2, 0, skip_half));
+	EXPECT_EQ(0, remote_collapse(&t, 0));
+	EXPECT_TRUE(range_is_huge(t.pid, t.p, t.len));
+	target_stop(&t);
+	write_num(KHUGEPAGED "max_ptes_none", old_none);
 }
 
 TEST(template_loads)

@@ -110,6 +110,39 @@ TEST(empty_name_einval)
 	knobs__destroy(skel);
 }
 
+/* The name names a sysfs directory: only [A-Za-z0-9_.-], not . .. policies */
+TEST(names_sysfs_cannot_hold_einval)
+{
+	static const char *const bad[] = {
+		".", "..", "policies", "a/b", "../x", "a b", "caf\xc3\xa9", "x\n",
+	};
+	static const char *const good[] = { "a-b.c_9", "..a", "Policies" };
+	char path[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct knobs *skel = knobs__open();
+
+		ASSERT_NE(NULL, skel);
+		ASSERT_EQ(0, ops_data_set_name(skel->obj, skel->maps.knobs, bad[i]));
+		EXPECT_EQ(EINVAL, attach_errno(skel)) TH_LOG("name '%s'", bad[i]);
+		knobs__destroy(skel);
+	}
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct knobs *skel = knobs_load(good[i], 0);
+		struct bpf_link *link;
+
+		ASSERT_NE(NULL, skel);
+		link = knobs_attach(skel);
+
+		EXPECT_NE(NULL, link) TH_LOG("name '%s'", good[i]);
+		snprintf(path, sizeof(path), CE_SYSFS "%s/stats", good[i]);
+		EXPECT_EQ(0, access(path, R_OK)) TH_LOG("%s", path);
+		bpf_link__destroy(link);
+		knobs__destroy(skel);
+	}
+}
+
 TEST(missing_cgroup_enoent)
 {
 	struct knobs *skel = knobs_load(NULL, 0x7fffffff0ULL);

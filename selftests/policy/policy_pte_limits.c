@@ -85,6 +85,20 @@ TEST_F(limits, veto_is_ebusy_and_counted)
 	EXPECT_EQ(0, policy_stat("knobs", "ranges_scanned"));
 }
 
+/* A veto never turns a range that is PMD-mapped already into a failure */
+TEST_F(limits, veto_keeps_pmd_mapped_a_success)
+{
+	region_fill(&self->r, NULL);
+	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
+	ASSERT_TRUE(range_is_huge(0, self->r.p, self->r.len));
+	self->skel->bss->veto = 1;
+	EXPECT_EQ(0, madvise(self->r.p, self->r.len, MADV_COLLAPSE))
+		TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(2, policy_stat("knobs", "vetoes"));
+	EXPECT_EQ(2, policy_stat("knobs", "already_huge"));
+	EXPECT_EQ(0, policy_stat("knobs", "failed_policy_veto"));
+}
+
 TEST_F(limits, huge_values_clamped)
 {
 	region_fill(&self->r, skip_seventh);
@@ -246,6 +260,33 @@ TEST_F_TIMEOUT(limits, khugepaged_pass_size, 180)
 	self->skel->data->pass_pages = 1 << 30;
 	EXPECT_TRUE(wait_full_scans(10));
 	EXPECT_LE(2, policy_stat("knobs", "batch_size_clamped"));
+	madvise(self->r.p, self->r.len, MADV_NOHUGEPAGE);
+}
+
+/*
+ * A policy passing pages_to_scan through changes nothing, even when it is
+ * smaller than a PMD: the kernel's own value is never clamped.
+ */
+TEST_F_TIMEOUT(limits, pass_size_below_a_pmd_unchanged, 180)
+{
+	long passes, pages;
+
+	khugepaged_fast();
+	ASSERT_EQ(0, write_num(KHUGEPAGED "pages_to_scan", 64));
+	region_fill(&self->r, NULL);
+	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_HUGEPAGE));
+	ASSERT_EQ(0, khugepaged_stop());
+	passes = policy_stat("knobs", "khugepaged_passes");
+	pages = policy_stat("knobs", "khugepaged_pass_pages");
+	write_str(THP_SYSFS "enabled", "madvise");
+	EXPECT_TRUE(wait_full_scans(30));
+	ASSERT_EQ(0, khugepaged_stop());
+	EXPECT_EQ(64, self->skel->bss->seen_dflt);
+	passes = policy_stat("knobs", "khugepaged_passes") - passes;
+	pages = policy_stat("knobs", "khugepaged_pass_pages") - pages;
+	EXPECT_LT(0, passes);
+	EXPECT_EQ(64 * passes, pages);
+	EXPECT_EQ(0, policy_stat("knobs", "batch_size_clamped"));
 	madvise(self->r.p, self->r.len, MADV_NOHUGEPAGE);
 }
 

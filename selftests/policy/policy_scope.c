@@ -24,6 +24,7 @@
 #define CG_NESTED	"ce_scope_a/nested"
 #define CG_B		"ce_scope_b"
 #define CG_GONE		"ce_scope_gone"
+#define CG_RACE		"ce_scope_race"
 
 FIXTURE(scope)
 {
@@ -173,6 +174,55 @@ TEST_F(scope, cgroup_removal_detaches)
 	knobs__destroy(p);
 }
 
+/*
+ * Attach a policy to a cgroup while another task removes the cgroup, many
+ * times, with the removal landing at different points of the attach:
+ * whichever wins, once the cgroup is gone no policy may be left attached
+ * to it (an attach that saw the cgroup online is detached by its removal).
+ */
+TEST_F_TIMEOUT(scope, attach_racing_rmdir_leaves_nothing, 600)
+{
+	int i, j, attached = 0, refused = 0, left = 0;
+
+	for (i = 0; i < 150; i++) {
+		struct bpf_link *l;
+		struct knobs *p;
+		uint64_t id;
+		pid_t pid;
+
+		ASSERT_EQ(0, cg_create(CG_RACE, &id));
+		p = knobs_load("race", id);
+		ASSERT_NE(NULL, p);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			usleep((i % 15) * 40);
+			_exit(cg_remove(CG_RACE) ? 1 : 0);
+		}
+		l = knobs_attach(p);
+		ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+		/* the removal may still be detaching (a work item) */
+		for (j = 0; j < 100 && (policy_attached("race") ||
+					(l && p->data->exit_reason < 0)); j++)
+			usleep(20000);
+		if (policy_attached("race")) {
+			left++;
+			TH_LOG("round %d: policy left on a removed cgroup", i);
+		}
+		if (l) {
+			attached++;
+			EXPECT_EQ(EXIT_CGROUP_REMOVED, p->data->exit_reason);
+			bpf_link__destroy(l);
+		} else {
+			refused++;
+		}
+		knobs__destroy(p);
+		cg_remove(CG_RACE);
+	}
+	TH_LOG("%d attaches won, %d lost the race", attached, refused);
+	EXPECT_EQ(0, left);
+}
+
 TEST_F(scope, link_update_swaps_in_place)
 {
 	struct bpf_link *l;
@@ -198,6 +248,11 @@ TEST_F(scope, link_update_swaps_in_place)
 
 	/* an update must keep the name */
 	EXPECT_EQ(-EINVAL, bpf_link__update_map(l, other->maps.knobs));
+	/* nor swap a policy for itself: its exit() would run while it runs */
+	EXPECT_EQ(-EINVAL, bpf_link__update_map(l, new->maps.knobs));
+	EXPECT_EQ(-1, new->data->exit_reason);
+	EXPECT_EQ(1, new->bss->nr_init);
+	EXPECT_EQ(1, policy_stat("swapme", "swaps"));
 
 	bpf_link__destroy(l);
 	knobs__destroy(old);

@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * target_node: the new huge page comes from the node the policy names;
+ * target_node: the new huge page comes from the node the policy prefers;
  * -1 and invalid nodes leave the kernel's choice (the latter counted);
- * node_load[] tells the policy where the base pages are.
+ * collapse_ext_node_load() tells the policy where the base pages are. The
+ * policy never escapes the owner's cpuset.mems, and a preferred node
+ * without a free huge page falls back to the kernel's choice (counted),
+ * with the collapse still succeeding.
  */
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "collapse_test.h"
@@ -98,6 +105,182 @@ TEST_F(node, node_load_filled)
 	EXPECT_EQ(HPAGE_NR, self->skel->bss->seen_load0 + self->skel->bss->seen_load1);
 	EXPECT_EQ(HPAGE_NR, self->base_node ? self->skel->bss->seen_load1 :
 					      self->skel->bss->seen_load0);
+}
+
+#define CG_CPUSET	"ce_node_cpuset"
+/* Collapse one fully populated huge page; the node it landed on, or 200+ */
+static int collapse_report_node(void *arg)
+{
+	struct region r;
+	int nid;
+
+	if (region_map(&r, 1))
+		return 200;
+	region_fill(&r, NULL);
+	if (madvise(r.p, r.len, MADV_COLLAPSE))
+		return 201;
+	if (!range_is_huge(0, r.p, r.len) || !region_check(&r, NULL))
+		return 202;
+	nid = page_node(r.p);
+	region_unmap(&r);
+	return nid < 0 ? 203 : nid;
+}
+
+/* A cgroup whose cpuset.mems is node 0: the policy's node 1 is refused */
+TEST_F(node, cpuset_mems_bound_the_policy)
+{
+	if (write_str(CGROOT "cgroup.subtree_control", "+cpuset"))
+		SKIP(return, "no cpuset controller");
+	ASSERT_EQ(0, cg_create(CG_CPUSET, NULL));
+	ASSERT_EQ(0, write_str(CGROOT CG_CPUSET "/cpuset.mems", "0"));
+	self->skel->data->node = 1;
+	EXPECT_EQ(0, run_in_cgroup(CG_CPUSET, collapse_report_node, NULL));
+	EXPECT_EQ(1, policy_stat("knobs", "target_node_disallowed"));
+	EXPECT_EQ(0, policy_stat("knobs", "target_node_chosen"));
+	/* the same answer outside the cpuset is taken */
+	EXPECT_EQ(1, run_in_cgroup("", collapse_report_node, NULL));
+	EXPECT_EQ(1, policy_stat("knobs", "target_node_chosen"));
+	EXPECT_EQ(0, cg_remove(CG_CPUSET));
+}
+
+/* A binding mempolicy bounds the policy too */
+TEST_F(node, mempolicy_bind_bounds_the_policy)
+{
+	struct region r;
+
+	ASSERT_EQ(0, region_map(&r, 1));
+	ASSERT_EQ(0, bind_to_node(r.p, r.len, 0));
+	region_fill(&r, NULL);
+	self->skel->data->node = 1;
+	ASSERT_EQ(0, madvise(r.p, r.len, MADV_COLLAPSE));
+	ASSERT_TRUE(range_is_huge(0, r.p, r.len));
+	EXPECT_TRUE(region_check(&r, NULL));
+	EXPECT_EQ(0, page_node(r.p));
+	EXPECT_EQ(1, policy_stat("knobs", "target_node_disallowed"));
+	EXPECT_EQ(0, policy_stat("knobs", "target_node_chosen"));
+	region_unmap(&r);
+}
+
+/*
+ * Has node @nid no room left for a huge page without reclaim? True when
+ * every populated zone of the node has at most @slack pages above the
+ * point where the allocator refuses a movable request (min watermark plus
+ * the zone's lowmem reserve for the highest zone: /proc/zoneinfo's "min"
+ * and the last "protection" entry), i.e. less than a huge page's worth.
+ */
+static bool node_exhausted(int nid, long slack)
+{
+	char line[256], head[32];
+	long free = -1, min = -1, managed = 0, prot = 0;
+	bool in = false, ok = true;
+	FILE *f = fopen("/proc/zoneinfo", "r");
+
+	if (!f)
+		return false;
+	snprintf(head, sizeof(head), "Node %d, zone", nid);
+	while (fgets(line, sizeof(line), f)) {
+		char *p;
+
+		if (!strncmp(line, "Node ", 5)) {
+			if (in && managed && free > min + prot + slack)
+				ok = false;
+			in = !strncmp(line, head, strlen(head));
+			free = min = -1;
+			managed = prot = 0;
+			continue;
+		}
+		if (!in)
+			continue;
+		sscanf(line, " pages free %ld", &free);
+		sscanf(line, " min %ld", &min);
+		sscanf(line, " managed %ld", &managed);
+		p = strrchr(line, ',');
+		if (strstr(line, "protection:") && p)
+			sscanf(p + 1, " %ld", &prot);
+	}
+	if (in && managed && free > min + prot + slack)
+		ok = false;
+	fclose(f);
+	return ok;
+}
+
+/*
+ * A child that takes, with mlocked base pages, node @nid's memory down to
+ * less than a huge page above what the allocator keeps in reserve, and
+ * holds it until killed; it stops short of the reserve, so nothing is OOM
+ * killed. Returns its pid, or -1 when the node could not be filled.
+ */
+static pid_t fill_node(int nid)
+{
+	const size_t chunk = 16 * PAGE_SZ;
+	int fd[2], i;
+	char ok = 0;
+	pid_t pid;
+
+	if (pipe(fd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+		if (bind_to_node(NULL, 0, nid))
+			_exit(1);
+		for (i = 0; i < 1 << 20 && !node_exhausted(nid, 256); i++) {
+			/* big steps while far from the reserve */
+			size_t len = node_exhausted(nid, 16384) ? chunk : 256 * chunk;
+
+			if (mmap(NULL, len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE |
+				 MAP_LOCKED, -1, 0) == MAP_FAILED)
+				break;
+		}
+		ok = node_exhausted(nid, 256);
+		if (write(fd[1], &ok, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fd[1]);
+	if (read(fd[0], &ok, 1) != 1 || !ok) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(fd[0]);
+	return pid;
+}
+
+/*
+ * Node 1 has no free huge page: the policy's node 1 is tried without
+ * reclaim or compaction, the kernel's choice (node 0, where the base pages
+ * are) is used instead, counted as a fallback, and the collapse succeeds.
+ */
+TEST_F_TIMEOUT(node, full_node_falls_back, 300)
+{
+	struct region r;
+	pid_t filler;
+
+	/* fork first: it would write-protect the region's ptes */
+	filler = fill_node(1);
+	ASSERT_LT(0, filler) TH_LOG("could not take node 1's huge pages");
+	ASSERT_EQ(0, region_map(&r, 1));
+	ASSERT_EQ(0, bind_to_node(r.p, r.len, 0));
+	region_fill(&r, NULL);
+	/* the binding only kept the base pages on node 0: lift it */
+	ASSERT_EQ(0, bind_to_node(r.p, r.len, -1));
+
+	self->skel->data->node = 1;
+	EXPECT_EQ(0, madvise(r.p, r.len, MADV_COLLAPSE)) TH_LOG("%s", strerror(errno));
+	EXPECT_TRUE(range_is_huge(0, r.p, r.len));
+	EXPECT_TRUE(region_check(&r, NULL));
+	EXPECT_EQ(0, page_node(r.p));
+	EXPECT_EQ(1, policy_stat("knobs", "target_node_chosen"));
+	EXPECT_EQ(1, policy_stat("knobs", "target_node_fallback"));
+
+	kill(filler, SIGKILL);
+	waitpid(filler, NULL, 0);
+	region_unmap(&r);
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,59 @@
+#!/bin/sh
+# Build every prefix of the patch series, and checkpatch every patch: each
+# patch must build on its own (a bisect never lands on a broken tree) and
+# be checkpatch-clean.
+#
+# Works in a clone of build/linux (build/series) with its own object
+# directory (build/series-kobj, configured like build/kobj), so the main
+# tree and its objects are never touched; builds are incremental from one
+# prefix to the next.
+#
+# Usage: check-series.sh SRC_DIR KOBJ_DIR PATCH_DIR   (make check-series)
+set -eu
+SRC=$1
+KOBJ=$2
+PATCHES=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD=$(dirname "$SRC")
+WT=$BUILD/series
+OBJ=$BUILD/series-kobj
+JOBS=${JOBS:-$(nproc)}
+
+if [ ! -d "$WT/.git" ]; then
+	git clone -q --no-checkout "$SRC" "$WT"
+fi
+git -C "$WT" fetch -q "$SRC" 'refs/tags/pristine:refs/tags/pristine'
+mkdir -p "$OBJ"
+cp "$KOBJ/.config" "$OBJ/.config"
+
+git_w() { git -C "$WT" -c user.name=collapse_ext -c user.email=collapse_ext@localhost "$@"; }
+git_w am --abort >/dev/null 2>&1 || true
+git_w checkout -q -f pristine
+git_w clean -q -f -d >/dev/null 2>&1 || true
+make -s -C "$WT" O="$OBJ" olddefconfig
+
+fail=0
+n=0
+for p in "$PATCHES"/*.patch; do
+	n=$((n + 1))
+	name=$(basename "$p")
+	if ! git_w am -q --3way "$(realpath "$p")" >/dev/null 2>&1; then
+		echo "not ok $n $name: does not apply"
+		exit 1
+	fi
+	if ! out=$("$WT/scripts/checkpatch.pl" --no-tree -q "$p" 2>&1); then
+		echo "$out" | sed 's/^/# /'
+		echo "not ok $n $name: checkpatch"
+		fail=1
+		continue
+	fi
+	if ! make -s -C "$WT" O="$OBJ" -j"$JOBS" bzImage >"$OBJ/build.log" 2>&1 ||
+	   grep -E 'warning:|error:' "$OBJ/build.log" >/dev/null; then
+		grep -E 'warning:|error:' "$OBJ/build.log" | head -20 | sed 's/^/# /'
+		echo "not ok $n $name: build"
+		fail=1
+		continue
+	fi
+	echo "ok $n $name: builds, checkpatch clean"
+done
+exit $fail
