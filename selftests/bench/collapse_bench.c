@@ -120,7 +120,7 @@ static void report(const char *c, double *t, int n, long calls, long pmds)
  */
 static int hooks(void)
 {
-	double none[32], root[32], nested[32];
+	double none[32], root[32], nested[32], leaf[32];
 	long calls_root = 0, calls_nested = 0, pmds = 0;
 	bool patched = !access(CE_SYSFS "policies", F_OK);
 	int r, n = reps < 32 ? reps : 32;
@@ -134,6 +134,7 @@ static int hooks(void)
 		cg_create("b1", NULL);
 		cg_create("b1/b2", NULL);
 		cg_create("b1/b2/b3", NULL);
+		cg_create("bleaf", NULL);
 	}
 	timed("");	/* warm up */
 	for (r = 0; r < n; r++) {
@@ -152,11 +153,20 @@ static int hooks(void)
 		nested[r] = timed("b1/b2/b3");
 		calls_nested = hook_calls("passthrough");
 		run_cmd(out, sizeof(out), "collapsectl unload passthrough");
+		/* a policy on an unrelated leaf: the workload in the root pays
+		 * one lookup per request, no hook call */
+		if (run_cmd(out, sizeof(out), "collapsectl load " BPF "passthrough.bpf.o "
+			    "--cgroup " CGROOT "bleaf"))
+			return fprintf(stderr, "%s", out), 1;
+		leaf[r] = timed("");
+		run_cmd(out, sizeof(out), "collapsectl unload passthrough");
 	}
 	report("none", none, n, 0, mb / 2);
 	if (patched) {
 		report("passthrough_root", root, n, calls_root, pmds);
 		report("passthrough_nested", nested, n, calls_nested, pmds);
+		report("unrelated_leaf_policy", leaf, n, 0, pmds);
+		cg_remove("bleaf");
 		cg_remove("b1/b2/b3");
 		cg_remove("b1/b2");
 		cg_remove("b1");

@@ -57,12 +57,12 @@ f("bench") == "hooks" && f("s_per_gib") != "" {
 	pmds[mode, key] = f("pmds_per_collapse"); modes[mode] = 1
 }
 END {
-	split("unpatched/none patched/none patched/passthrough_root patched/passthrough_nested", ks, " ")
+	split("unpatched/none patched/none patched/passthrough_root patched/passthrough_nested patched/unrelated_leaf_policy", ks, " ")
 	for (mode in modes) {
 		printf "  %-6s %-30s %10s %12s %12s %14s\n", mode, "kernel/policy", "s/GiB", "vs unpatched", "vs no policy", "ns/hook call"
 		printf "  %-6s (hook calls per %s MiB collapse: %s)\n", "", '"$MB"', calls[mode, "patched/passthrough_root"]
 		base = t[mode, "unpatched/none"]; np = t[mode, "patched/none"]
-		for (i = 1; i <= 4; i++) {
+		for (i = 1; i <= 5; i++) {
 			k = ks[i]
 			if (t[mode, k] == "") continue
 			hc = ""

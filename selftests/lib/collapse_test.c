@@ -187,6 +187,16 @@ int bind_to_node(void *p, size_t len, int nid)
 		       maxnode);
 }
 
+int move_to_node(void *p, size_t len, int nid)
+{
+	unsigned long mask = 1UL << nid;
+
+	/* MPOL_MF_MOVE (2): migrate what is already there, then unbind */
+	if (syscall(SYS_mbind, p, len, MPOL_BIND_, &mask, sizeof(mask) * 8, 2))
+		return -1;
+	return bind_to_node(p, len, -1);
+}
+
 long vmstat(const char *name)
 {
 	char key[128];

@@ -46,6 +46,8 @@ bool range_is_huge(pid_t pid, const void *p, size_t len);
 int page_node(void *p);
 /* Bind [p, p + len) to node @nid (p NULL: the calling task); nid -1 unbinds */
 int bind_to_node(void *p, size_t len, int nid);
+/* Migrate the pages of [p, p + len) to node @nid, leaving no binding */
+int move_to_node(void *p, size_t len, int nid);
 
 /* /proc/vmstat counter, or -1. */
 long vmstat(const char *name);
