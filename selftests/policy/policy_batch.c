@@ -101,31 +101,53 @@ static long margin_current(void)
 	return read_num(CGROOT CG_MARGIN "/memory.current");
 }
 
+/* The "high" count of CG_MARGIN's memory.events */
+static long margin_high_events(void)
+{
+	char k[32];
+	long v, ret = -1;
+	FILE *f = fopen(CGROOT CG_MARGIN "/memory.events", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%31s %ld", k, &v) == 2)
+		if (!strcmp(k, "high"))
+			ret = v;
+	fclose(f);
+	return ret;
+}
+
 /*
  * In CG_MARGIN: fault in MARGIN_PMDS fully populated huge pages, leave the
- * memcg 3 MiB of room (one new huge page at a time fits, two do not, and no
- * swap), MADV_COLLAPSE them all. Returns the PMDs collapsed, plus 100 when
- * MADV_COLLAPSE failed; 200+ when the test itself failed.
+ * memcg 3 MiB of room below the knob @arg names (memory.max or
+ * memory.high: one new huge page at a time fits, two do not; no swap),
+ * MADV_COLLAPSE them all. Returns the PMDs collapsed, plus 100 when
+ * MADV_COLLAPSE failed, plus 50 when the memcg went over memory.high;
+ * 200+ when the test itself failed.
  */
 static int margin_collapse(void *arg)
 {
+	char knob[128];
 	struct region r;
-	long before, after;
+	long before, after, high;
 	int i, n = 0, err = 0;
 
+	snprintf(knob, sizeof(knob), CGROOT CG_MARGIN "/%s", (char *)arg);
 	if (region_map(&r, MARGIN_PMDS))
 		return 200;
 	region_fill(&r, NULL);
 	before = margin_current();
-	if (before <= 0 ||
-	    write_num(CGROOT CG_MARGIN "/memory.max", before + (3L << 20)))
+	high = margin_high_events();
+	if (before <= 0 || high < 0 || write_num(knob, before + (3L << 20)))
 		return 201;
 	if (madvise(r.p, r.len, MADV_COLLAPSE))
 		err = 100;
 	for (i = 0; i < MARGIN_PMDS; i++)
 		n += range_is_huge(0, r.p + i * HPAGE_SZ, HPAGE_SZ);
 	after = margin_current();
-	write_str(CGROOT CG_MARGIN "/memory.max", "max");
+	if (margin_high_events() != high)
+		err += 50;
+	write_str(knob, "max");
 	if (!region_check(&r, NULL))
 		return 202;
 	/* nothing preallocated stays charged */
@@ -134,8 +156,11 @@ static int margin_collapse(void *arg)
 	return err + n;
 }
 
-/* margin_collapse() under batches of @pmds (0: no policy, the default 8) */
-static int margin_collapse_batched(uint64_t cgid, int pmds)
+/*
+ * margin_collapse() with room below @knob, under batches of @pmds (0: no
+ * policy, the default 8)
+ */
+static int margin_collapse_batched(uint64_t cgid, const char *knob, int pmds)
 {
 	struct knobs *skel = NULL;
 	struct bpf_link *link = NULL;
@@ -152,35 +177,38 @@ static int margin_collapse_batched(uint64_t cgid, int pmds)
 			return 211;
 		}
 	}
-	ret = run_in_cgroup(CG_MARGIN, margin_collapse, NULL);
+	ret = run_in_cgroup(CG_MARGIN, margin_collapse, (void *)knob);
 	bpf_link__destroy(link);
 	knobs__destroy(skel);
 	return ret;
 }
 
 /*
- * A memcg with room for one new huge page at a time: collapsing one PMD at
- * a time (6.12) collapses them all, and so must every batch size, the
- * default included; nothing stays charged.
+ * A memcg with room for one new huge page at a time, below memory.max and
+ * then below memory.high: collapsing one PMD at a time (6.12) collapses
+ * them all without going over memory.high, and so must every batch size,
+ * the default included; nothing stays charged.
  */
 TEST(memcg_margin_as_one_at_a_time)
 {
+	static const char *const knobs[] = { "memory.max", "memory.high" };
 	uint64_t cgid;
-	int one, dflt, big;
+	int k, one, dflt, big;
 
 	ASSERT_EQ(0, cg_create(CG_MARGIN, &cgid));
-	if (access(CGROOT CG_MARGIN "/memory.max", W_OK)) {
-		cg_remove(CG_MARGIN);
-		SKIP(return, "no memory controller");
-	}
+	/* the guest's kernel always has the memory controller */
+	ASSERT_EQ(0, access(CGROOT CG_MARGIN "/memory.max", W_OK));
 	ASSERT_EQ(0, write_str(CGROOT CG_MARGIN "/memory.swap.max", "0"));
-	one = margin_collapse_batched(cgid, 1);
-	dflt = margin_collapse_batched(cgid, 0);
-	big = margin_collapse_batched(cgid, 64);
-	TH_LOG("collapsed: batch 1 %d, default %d, batch 64 %d", one, dflt, big);
-	EXPECT_EQ(MARGIN_PMDS, one);
-	EXPECT_EQ(one, dflt);
-	EXPECT_EQ(one, big);
+	for (k = 0; k < 2; k++) {
+		one = margin_collapse_batched(cgid, knobs[k], 1);
+		dflt = margin_collapse_batched(cgid, knobs[k], 0);
+		big = margin_collapse_batched(cgid, knobs[k], 64);
+		TH_LOG("%s: collapsed with batch 1 %d, default %d, batch 64 %d",
+		       knobs[k], one, dflt, big);
+		EXPECT_EQ(MARGIN_PMDS, one);
+		EXPECT_EQ(one, dflt);
+		EXPECT_EQ(one, big);
+	}
 	EXPECT_EQ(0, cg_remove(CG_MARGIN));
 }
 
