@@ -260,6 +260,47 @@ TEST_F(scope, link_update_swaps_in_place)
 	knobs__destroy(other);
 }
 
+/*
+ * A link update while a range is between its hooks: the range started with
+ * the old ops, so none of its remaining hooks may ask the new ones (one
+ * range never mixes two policies' answers); the next range asks the new.
+ */
+TEST_F_TIMEOUT(scope, swap_mid_range_never_mixes, 120)
+{
+	struct bpf_link *l;
+	struct knobs *old = policy("mixme", self->a, 0, &l);
+	struct knobs *new = knobs_load("mixme", self->a);
+	int i, status;
+	pid_t pid;
+
+	ASSERT_NE(NULL, l);
+	ASSERT_NE(NULL, new);
+	old->bss->spin_ns = 300 * 1000 * 1000;
+	pid = start_in_cgroup(CG_A, collapse_one, NULL);
+	ASSERT_LT(0, pid);
+	/* swap while the range is inside the old pte_limits */
+	for (i = 0; i < 3000 && !old->bss->inflight; i++)
+		usleep(1000);
+	ASSERT_EQ(1, old->bss->inflight);
+	ASSERT_EQ(0, bpf_link__update_map(l, new->maps.knobs));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(1, old->bss->nr_pte_limits);
+	EXPECT_EQ(0, old->bss->nr_target_node);
+	EXPECT_EQ(0, new->bss->nr_pte_limits);
+	EXPECT_EQ(0, new->bss->nr_target_node);
+	EXPECT_EQ(0, new->bss->nr_collapsed);
+
+	/* the next range asks the new ops, all of them */
+	EXPECT_EQ(0, run_in_cgroup(CG_A, collapse_one, NULL));
+	EXPECT_EQ(1, new->bss->nr_pte_limits);
+	EXPECT_EQ(1, new->bss->nr_target_node);
+	EXPECT_EQ(1, new->bss->nr_collapsed);
+	bpf_link__destroy(l);
+	knobs__destroy(old);
+	knobs__destroy(new);
+}
+
 /* Shared with the collapsing child: stop flag and what it saw. */
 struct loop_state {
 	volatile int stop;
