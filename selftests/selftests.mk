@@ -1,11 +1,13 @@
 # Selftests: every selftests/*/NAME.c with a main is one kselftest program
-# (kselftest_harness.h), linked with the shared helpers in selftests/lib/,
+# (kselftest_harness.h), linked with the shared helpers in selftests/lib/
+# and the kernel tree's THP settings stack (selftests/mm/thp_settings.c),
 # staged in the guest as /selftests/bin/NAME.  Every selftests/*/NAME.bpf.c
 # is compiled and turned into a skeleton, build/selftests/NAME.skel.h.
 # The kernel tree's selftests/mm/khugepaged is staged as /selftests/mm/khugepaged.
 ST_OUT     := $(BUILD)/selftests
+ST_THP     := $(ST_OUT)/thp_settings.o
 # loader/ops_data.c edits struct_ops data for collapsectl and the tests alike
-ST_LIB     := $(wildcard selftests/lib/*.c) loader/ops_data.c
+ST_LIB     := $(wildcard selftests/lib/*.c) loader/ops_data.c $(ST_THP)
 ST_SRCS    := $(filter-out %.bpf.c,$(wildcard selftests/mm/*.c selftests/policy/*.c \
 					   selftests/loader/*.c selftests/stress/*.c))
 ST_BINS    := $(patsubst %.c,$(ST_OUT)/bin/%,$(notdir $(ST_SRCS)))
@@ -36,6 +38,13 @@ $(ST_OUT)/bin/%: %.c $(ST_LIB) $(wildcard selftests/lib/*.h selftests/*/*.h load
 # Depends on the patch stamp, not on the sources: they appear in this same
 # make run on a fresh clone, after make has cached build/ as missing.
 KSFT_SRCS  := $(addprefix $(KSFT_MM)/,khugepaged.c vm_util.c thp_settings.c)
+
+# The tree's thp_settings.c, its read_num()/write_num()/read_file()/
+# write_file() renamed (they would clash with selftests/lib's).
+$(ST_THP): $(KSTAMP) $(HDRS)/.stamp selftests/lib/thp_settings_names.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -w -include selftests/lib/thp_settings_names.h \
+		-c $(KSFT_MM)/thp_settings.c -o $@
 # Static PIE, not static: the test maps its areas at a fixed 1 GiB hint, and
 # x86-64 randomises the brk of a static (ET_EXEC) binary over 1 GiB above
 # its bss, so now and then the heap sat at the hint and setup failed
