@@ -151,7 +151,7 @@ $(BZ_DEBUG): FORCE $(KOBJ_DEBUG)/.config
 	$(MAKE) -s -C $(KSRC) O=$(KOBJ_DEBUG) -j$(JOBS) bzImage
 
 test-debug: initramfs $(BZ_DEBUG)
-	@KERNEL=$(BZ_DEBUG) TEST_TIMEOUT=5400 selftests/vm/test
+	@KERNEL=$(BZ_DEBUG) TEST_TIMEOUT=5400 PROG_TIMEOUT=$${PROG_TIMEOUT:-2700} selftests/vm/test
 
 clean:
 	rm -rf $(BUILD)/vm $(BUILD)/bpf $(BUILD)/loader $(BUILD)/selftests \
