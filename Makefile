@@ -125,7 +125,16 @@ include selftests/bench/bench.mk
 INITRAMFS := $(BUILD)/vm/initramfs.cpio.gz
 initramfs: $(INITRAMFS)
 
-$(INITRAMFS): $(GUEST_FILES) selftests/vm/init selftests/vm/mkinitramfs.sh $(BZIMAGE)
+# The guest's file list: adding or dropping a file (a test listed in or
+# removed from selftests/expected.txt) repacks it even when every file is
+# older than the initramfs.
+GUEST_LIST := $(BUILD)/vm/guest-files
+$(GUEST_LIST): FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n' $(sort $(GUEST_FILES)) > $@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+
+$(INITRAMFS): $(GUEST_FILES) $(GUEST_LIST) selftests/vm/init selftests/vm/mkinitramfs.sh $(BZIMAGE)
 	@selftests/vm/mkinitramfs.sh $@ $(GUEST_FILES)
 
 # --- the two commands --------------------------------------------------------

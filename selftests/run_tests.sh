@@ -246,8 +246,8 @@ while read -r name case; do
 	RUN_TESTS_UNIT=u${id}x timeout -k 10 "$PROG_TIMEOUT" $cmd > "$STATE/out" 2>&1 </dev/null
 	rc=$?
 	secs=$(( $(date +%s) - t0 ))
-	sweep "$id" "$label"
 	awk -v start="$start" -v name="$name" -v state="$STATE" "$filter" < "$STATE/out"
+	sweep "$id" "$label"
 	set -- $(cat "$STATE/res")
 	got=$1 bad=$2
 	n=$(cat "$STATE/n")
