@@ -125,7 +125,16 @@ include selftests/bench/bench.mk
 INITRAMFS := $(BUILD)/vm/initramfs.cpio.gz
 initramfs: $(INITRAMFS)
 
-$(INITRAMFS): $(GUEST_FILES) selftests/vm/init selftests/vm/mkinitramfs.sh $(BZIMAGE)
+# The guest's file list: adding or dropping a file (a test listed in or
+# removed from selftests/expected.txt) repacks it even when every file is
+# older than the initramfs.
+GUEST_LIST := $(BUILD)/vm/guest-files
+$(GUEST_LIST): FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n' $(sort $(GUEST_FILES)) > $@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+
+$(INITRAMFS): $(GUEST_FILES) $(GUEST_LIST) selftests/vm/init selftests/vm/mkinitramfs.sh $(BZIMAGE)
 	@selftests/vm/mkinitramfs.sh $@ $(GUEST_FILES)
 
 # --- the two commands --------------------------------------------------------
@@ -151,7 +160,7 @@ $(BZ_DEBUG): FORCE $(KOBJ_DEBUG)/.config
 	$(MAKE) -s -C $(KSRC) O=$(KOBJ_DEBUG) -j$(JOBS) bzImage
 
 test-debug: initramfs $(BZ_DEBUG)
-	@KERNEL=$(BZ_DEBUG) TEST_TIMEOUT=5400 selftests/vm/test
+	@KERNEL=$(BZ_DEBUG) TEST_TIMEOUT=5400 PROG_TIMEOUT=$${PROG_TIMEOUT:-2700} selftests/vm/test
 
 clean:
 	rm -rf $(BUILD)/vm $(BUILD)/bpf $(BUILD)/loader $(BUILD)/selftests \

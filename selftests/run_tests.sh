@@ -1,44 +1,56 @@
 #!/bin/sh
-# Guest-side test runner: runs every collapse_ext selftest and the kernel
-# tree's own selftests/mm/khugepaged, and prints one flat kselftest TAP
-# stream: every case of every program gets its own `ok N` / `not ok N`
-# line, numbered across the whole run; everything else a program prints is
-# kept as `# ` diagnostics.  The host (selftests/vm/test) counts the lines.
+# Guest-side test runner: runs the programs listed in the expected list
+# (/selftests/expected.txt, from selftests/expected.txt) and prints one flat
+# kselftest TAP stream: every case of every program gets its own `ok N` /
+# `not ok N` line, numbered across the whole run; everything else a
+# program prints is kept as `# ` diagnostics; the plan `1..N` comes last.
+# The host (selftests/vm/test) counts the lines and checks them against
+# the same list.
+#
+# Every program runs under `timeout` (PROG_TIMEOUT seconds): a hang costs
+# that program, not the run. The runner adds a `not ok` line of its own,
+# `not ok N NAME (reason)`, when a listed program is missing, prints no
+# TAP, times out, exits non-zero after passing cases, or leaves a THP or
+# khugepaged setting changed (the setting is then put back, so the next
+# program starts from the same state). Exit status: 0 when every line is
+# `ok`, 1 otherwise.
 #
 # Usage: run_tests.sh [-l] [FILTER...]
-#   -l       list the tests and exit
-#   FILTER   only run tests whose name contains one of the filters
+#   -l       list the programs and exit
+#   FILTER   only run programs whose name contains one of the filters
+# Environment:
+#   TAP_OUT      where the TAP stream goes (default: stdout). selftests/vm/test
+#                sets /dev/ttyS1, a serial port of its own, so the kernel's
+#                console messages can never land inside a result line.
+#   RUN_ORDER    normal (default: programs in list order, each program's cases
+#                in its own order), reverse, or random[:SEED]: one unit per
+#                case of a harness program (run alone, `PROG -r CASE`) and per
+#                run of the tree's khugepaged test, in reverse or shuffled
+#                order. The seed is printed; give it back to repeat an order.
+#   PROG_TIMEOUT seconds each program (or case, see RUN_ORDER) may take
+#                (default 900).
+#   EXPECTED     the expected list (default /selftests/expected.txt)
 BIN=${SELFTEST_BIN:-/selftests/bin}
+EXPECTED=${EXPECTED:-/selftests/expected.txt}
+ORDER=${RUN_ORDER:-normal}
+PROG_TIMEOUT=${PROG_TIMEOUT:-900}
+PASSTHROUGH=/usr/share/collapse_ext/bpf/passthrough.bpf.o
+THP=/sys/kernel/mm/transparent_hugepage
 STATE=/tmp/run_tests.$$
-mkdir -p "$STATE"
-echo 0 > "$STATE/n"
 
-# name cmd... ; one entry per line: NAME<TAB>COMMAND
-tests() {
-	for t in "$BIN"/*; do
-		[ -x "$t" ] || continue
-		printf '%s\t%s\n' "$(basename "$t")" "$t"
-	done
-	# The tree's regression baseline, per context and memory type,
-	# without a policy and with the pass-through policy at the root.
-	if [ -x /selftests/mm/khugepaged ]; then
-		for ctx in madvise khugepaged; do
-			for mem in anon shmem file; do
-				printf 'khugepaged-%s-%s\t/selftests/mm/khugepaged %s:%s /mnt/thp\n' \
-					"$ctx" "$mem" "$ctx" "$mem"
-			done
-		done
-		pt=/usr/share/collapse_ext/bpf/passthrough.bpf.o
-		if [ -f "$pt" ] && [ -d /sys/kernel/mm/collapse_ext ]; then
-			for ctx in madvise khugepaged; do
-				for mem in anon shmem file; do
-					printf 'khugepaged-passthrough-%s-%s\t/selftests/with_policy.sh %s /selftests/mm/khugepaged %s:%s /mnt/thp\n' \
-						"$ctx" "$mem" "$pt" "$ctx" "$mem"
-				done
-			done
-		fi
-	fi
-}
+FILTERS=""
+LIST=0
+for a in "$@"; do
+	case "$a" in
+	-l) LIST=1 ;;
+	*) FILTERS="$FILTERS $a" ;;
+	esac
+done
+
+if [ ! -r "$EXPECTED" ]; then
+	echo "run_tests: no expected list $EXPECTED" >&2
+	exit 2
+fi
 
 wanted() {
 	[ -z "$FILTERS" ] && return 0
@@ -48,10 +60,118 @@ wanted() {
 	return 1
 }
 
-if [ "${1:-}" = -l ]; then
-	tests | cut -f1
+# "NAME CASE..." per listed program, in list order; a program may span
+# several lines of the list (its cases add up).
+programs() {
+	awk '{ sub(/#.*/, "") }
+	NF { if (!($1 in cases)) { order[++n] = $1; cases[$1] = "" }
+	     for (i = 2; i <= NF; i++) cases[$1] = cases[$1] " " $i }
+	END { for (i = 1; i <= n; i++) print order[i] cases[order[i]] }' "$EXPECTED" |
+	while read -r name cases; do
+		wanted "$name" && printf '%s %s\n' "$name" "$cases"
+	done
+}
+
+if [ "$LIST" = 1 ]; then
+	programs | cut -d' ' -f1
 	exit 0
 fi
+
+case "$ORDER" in
+normal|reverse) ;;
+random) ORDER=random:$(awk 'BEGIN { srand(); print int(rand() * 1000000) }') ;;
+random:*[!0-9]*|random:)
+	echo "run_tests: RUN_ORDER=$ORDER: the seed must be a number" >&2; exit 2 ;;
+random:*) ;;
+*) echo "run_tests: RUN_ORDER=$ORDER: normal, reverse or random[:SEED]" >&2; exit 2 ;;
+esac
+
+# The tree's khugepaged test: khugepaged-[passthrough-]CTX-MEM
+is_tree_test() {
+	case "$1" in khugepaged-*) return 0 ;; esac
+	return 1
+}
+
+# Units to run, "NAME CASE" (CASE "-": the whole program), in RUN_ORDER.
+units() {
+	programs | while read -r name cases; do
+		if [ "$ORDER" = normal ] || is_tree_test "$name" || [ -z "$cases" ]; then
+			echo "$name -"
+		else
+			for c in $cases; do echo "$name $c"; done
+		fi
+	done | case "$ORDER" in
+	normal) cat ;;
+	reverse) awk '{ l[NR] = $0 } END { for (i = NR; i > 0; i--) print l[i] }' ;;
+	random:*) awk -v seed="${ORDER#random:}" 'BEGIN { srand(seed) }
+		{ printf "%d %s\n", int(rand() * 1000000000), $0 }' |
+		sort -n | cut -d' ' -f2- ;;
+	esac
+}
+
+# The command of program NAME, or "" (and the reason on stderr) if missing.
+command_for() {
+	case "$1" in
+	khugepaged-passthrough-*-*|khugepaged-*-*)
+		rest=${1#khugepaged-}
+		pol=""
+		case "$rest" in passthrough-*)
+			rest=${rest#passthrough-}
+			pol="/selftests/with_policy.sh $PASSTHROUGH"
+			[ -f "$PASSTHROUGH" ] || { echo "no $PASSTHROUGH" >&2; return; }
+			[ -d /sys/kernel/mm/collapse_ext ] ||
+				{ echo "no /sys/kernel/mm/collapse_ext" >&2; return; }
+			;;
+		esac
+		[ -x /selftests/mm/khugepaged ] ||
+			{ echo "no /selftests/mm/khugepaged" >&2; return; }
+		echo "$pol /selftests/mm/khugepaged ${rest%-*}:${rest##*-} /mnt/thp"
+		;;
+	*)
+		[ -x "$BIN/$1" ] || { echo "no $BIN/$1" >&2; return; }
+		echo "$BIN/$1"
+		;;
+	esac
+}
+
+# THP and khugepaged settings (every writable file under $THP), one
+# "PATH=VALUE" line each.
+thp_snapshot() {
+	find "$THP" -type f -perm -200 | sort | xargs awk '{ print FILENAME "=" $0 }'
+}
+
+# Put back the settings of snapshot $1 that differ from now; print them.
+thp_restore() {
+	thp_snapshot > "$STATE/thp.now"
+	awk -F= 'NR == FNR { now[$1] = $2; next } now[$1] != $2 {
+		print $1 "=" now[$1] "=" $2 }' "$STATE/thp.now" "$1" |
+	while IFS='=' read -r f now was; do
+		echo "${f#"$THP"/}: $was -> $now"
+		v=$was
+		case "$v" in *\[*\]*) v=${v#*\[}; v=${v%%\]*} ;; esac
+		echo "$v" > "$f"
+	done
+}
+
+# Kill what is left of unit $1 (label $2): every process that inherited
+# its marker RUN_TESTS_UNIT=u$1x, except timeout's own watcher.
+sweep() {
+	left=""
+	for e in $(grep -ls "RUN_TESTS_UNIT=u$1x" /proc/[0-9]*/environ); do
+		p=${e#/proc/}; p=${p%/environ}
+		comm=$(cat "/proc/$p/comm" 2>/dev/null)
+		kill -KILL "$p" 2>/dev/null || continue
+		[ "$comm" = timeout ] || left="$left $p($comm)"
+	done
+	[ -z "$left" ] || echo "# $2: killed what it left running:$left"
+}
+
+# A result line of the runner's own: "not ok N NAME (reason)".
+notok() {
+	n=$((n + 1))
+	echo "not ok $n $name ($*)"
+	echo 1 > "$STATE/failed"
+}
 
 # Renumber a kselftest TAP stream (harness programs) into the global one.
 tap_filter='
@@ -90,48 +210,76 @@ BEGIN { n = start; got = 0; bad = 0; cur = "setup" }
 END { print n > (state "/n"); print got " " bad > (state "/res") }
 '
 
-FILTERS="$*"
+mkdir -p "$STATE"
+echo 0 > "$STATE/n"
+echo 0 > "$STATE/failed"
+
+if [ -n "${TAP_OUT:-}" ]; then
+	# A tty of its own: no \r\n translation, no echo.
+	[ -c "$TAP_OUT" ] && stty -F "$TAP_OUT" 115200 raw -echo 2>/dev/null
+	exec > "$TAP_OUT"
+fi
+
 echo "TAP version 13"
-tests | while IFS="$(printf '\t')" read -r name cmd; do
-	wanted "$name" || continue
+echo "# order: $ORDER, timeout ${PROG_TIMEOUT}s per program"
+thp_snapshot > "$STATE/thp.start"
+id=0
+units > "$STATE/units"
+while read -r name case; do
+	id=$((id + 1))
 	start=$(cat "$STATE/n")
-	echo "# selftest: $name"
+	n=$start
+	label=$name
+	[ "$case" = - ] || label="$name -r $case"
+	echo "# selftest: $label"
+	cmd=$(command_for "$name" 2> "$STATE/why")
+	if [ -z "$cmd" ]; then
+		notok "missing: $(cat "$STATE/why")"
+		echo "$n" > "$STATE/n"
+		continue
+	fi
+	[ "$case" = - ] || cmd="$cmd -r $case"
 	filter=$tap_filter
-	case "$name" in khugepaged-*) filter=$khugepaged_filter ;; esac
+	is_tree_test "$name" && filter=$khugepaged_filter
 	t0=$(date +%s)
 	# shellcheck disable=SC2086
-	$cmd > "$STATE/out" 2>&1 </dev/null
-	echo $? > "$STATE/rc"
+	RUN_TESTS_UNIT=u${id}x timeout -k 10 "$PROG_TIMEOUT" $cmd > "$STATE/out" 2>&1 </dev/null
+	rc=$?
+	secs=$(( $(date +%s) - t0 ))
 	awk -v start="$start" -v name="$name" -v state="$STATE" "$filter" < "$STATE/out"
-	rc=$(cat "$STATE/rc")
+	sweep "$id" "$label"
 	set -- $(cat "$STATE/res")
 	got=$1 bad=$2
 	n=$(cat "$STATE/n")
-	echo "# $name: exit $rc after $(( $(date +%s) - t0 ))s"
-	if [ "$got" = 0 ]; then
-		n=$((n + 1))
-		case "$rc" in
-		0) echo "ok $n $name" ;;
-		4) echo "ok $n $name # SKIP" ;;
-		*) echo "not ok $n $name (exit $rc)" ;;
-		esac
+	[ "$bad" = 0 ] || echo 1 > "$STATE/failed"
+	echo "# $label: exit $rc after ${secs}s"
+	if { [ "$rc" = 143 ] || [ "$rc" = 137 ]; } && [ "$secs" -ge "$PROG_TIMEOUT" ]; then
+		notok "timed out after ${PROG_TIMEOUT}s: killed"
+	elif [ "$got" = 0 ]; then
+		notok "printed no TAP result, exit $rc"
 	elif [ "$rc" != 0 ] && [ "$rc" != 4 ] && [ "$bad" = 0 ]; then
 		# Cases passed, but the program failed afterwards (crash, cleanup).
-		n=$((n + 1))
-		echo "not ok $n $name: exited with status $rc after its cases"
+		notok "exited with status $rc after its cases"
+	fi
+	changed=$(thp_restore "$STATE/thp.start")
+	if [ -n "$changed" ]; then
+		notok "left THP settings changed (put back): $(echo "$changed" | paste -sd";" -)"
 	fi
 	echo "$n" > "$STATE/n"
-done
-# kmemleak (debug kernel): scan and print what it found on the console,
-# where the host's kernel-problems check sees it.
+done < "$STATE/units"
+
+# kmemleak (debug kernel): scan and print what it found on the console
+# (stderr), where the host's kernel-problems check sees it.
 if [ -w /sys/kernel/debug/kmemleak ]; then
 	echo scan > /sys/kernel/debug/kmemleak
 	sleep 5
 	echo scan > /sys/kernel/debug/kmemleak
 	if [ -s /sys/kernel/debug/kmemleak ]; then
-		echo "# kmemleak report:"
-		cat /sys/kernel/debug/kmemleak
+		echo "kmemleak report:" >&2
+		cat /sys/kernel/debug/kmemleak >&2
 	fi
 fi
 echo "1..$(cat "$STATE/n")"
+failed=$(cat "$STATE/failed")
 rm -rf "$STATE"
+[ "$failed" = 0 ]

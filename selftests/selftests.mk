@@ -1,14 +1,26 @@
 # Selftests: every selftests/*/NAME.c with a main is one kselftest program
-# (kselftest_harness.h), linked with the shared helpers in selftests/lib/,
+# (kselftest_harness.h), linked with the shared helpers in selftests/lib/
+# and the kernel tree's THP settings stack (selftests/mm/thp_settings.c),
 # staged in the guest as /selftests/bin/NAME.  Every selftests/*/NAME.bpf.c
 # is compiled and turned into a skeleton, build/selftests/NAME.skel.h.
 # The kernel tree's selftests/mm/khugepaged is staged as /selftests/mm/khugepaged.
+#
+# selftests/expected.txt lists the programs the suite runs and their cases
+# (one program per line: NAME CASE...). Only listed programs go into the
+# guest; a program whose source is not listed fails the build (it would
+# never run), a listed one without a source fails the run.
 ST_OUT     := $(BUILD)/selftests
+ST_EXPECTED := selftests/expected.txt
+ST_LISTED  := $(shell awk '{ sub(/\#.*/, "") } NF { print $$1 }' $(ST_EXPECTED))
+ST_THP     := $(ST_OUT)/thp_settings.o
 # loader/ops_data.c edits struct_ops data for collapsectl and the tests alike
-ST_LIB     := $(wildcard selftests/lib/*.c) loader/ops_data.c
+ST_LIB     := $(wildcard selftests/lib/*.c) loader/ops_data.c $(ST_THP)
 ST_SRCS    := $(filter-out %.bpf.c,$(wildcard selftests/mm/*.c selftests/policy/*.c \
 					   selftests/loader/*.c selftests/stress/*.c))
-ST_BINS    := $(patsubst %.c,$(ST_OUT)/bin/%,$(notdir $(ST_SRCS)))
+ST_NAMES   := $(notdir $(basename $(ST_SRCS)))
+ST_BINS    := $(patsubst %,$(ST_OUT)/bin/%,$(ST_NAMES))
+ST_UNLISTED := $(filter-out $(ST_LISTED),$(ST_NAMES))
+ST_NOSRC   := $(filter-out $(ST_NAMES) khugepaged-%,$(ST_LISTED))
 ST_BPF     := $(wildcard selftests/*/*.bpf.c)
 ST_CFLAGS   = $(USER_CFLAGS) -Wno-sign-compare -Wno-clobbered -Iselftests/lib -Iselftests/policy \
 	      -Iloader -I$(ST_OUT) \
@@ -36,6 +48,13 @@ $(ST_OUT)/bin/%: %.c $(ST_LIB) $(wildcard selftests/lib/*.h selftests/*/*.h load
 # Depends on the patch stamp, not on the sources: they appear in this same
 # make run on a fresh clone, after make has cached build/ as missing.
 KSFT_SRCS  := $(addprefix $(KSFT_MM)/,khugepaged.c vm_util.c thp_settings.c)
+
+# The tree's thp_settings.c, its read_num()/write_num()/read_file()/
+# write_file() renamed (they would clash with selftests/lib's).
+$(ST_THP): $(KSTAMP) $(HDRS)/.stamp selftests/lib/thp_settings_names.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -w -include selftests/lib/thp_settings_names.h \
+		-c $(KSFT_MM)/thp_settings.c -o $@
 # Static PIE, not static: the test maps its areas at a fixed 1 GiB hint, and
 # x86-64 randomises the brk of a static (ET_EXEC) binary over 1 GiB above
 # its bss, so now and then the heap sat at the hint and setup failed
@@ -51,12 +70,26 @@ $(GUEST)/selftests/mm/khugepaged: $(ST_OUT)/mm/khugepaged
 	@install -D -m 755 $< $@
 $(GUEST)/selftests/%.sh: selftests/%.sh
 	@install -D -m 755 $< $@
+# The list goes into the guest for the runner; checked on every make.
+$(GUEST)/selftests/expected.txt: FORCE
+	@if [ -n "$(ST_UNLISTED)" ]; then \
+		for n in $(ST_UNLISTED); do \
+			echo "selftests: $$n is not in $(ST_EXPECTED): it would never run;" \
+			     "add a line '$$n CASE...' (see the file)" >&2; \
+		done; exit 1; \
+	fi
+	@for n in $(ST_NOSRC); do \
+		echo "selftests: warning: $(ST_EXPECTED) lists $$n but there is no" \
+		     "selftests/*/$$n.c: the run will fail" >&2; \
+	done
+	@mkdir -p $(dir $@)
+	@cmp -s $(ST_EXPECTED) $@ || install -m 644 $(ST_EXPECTED) $@
 # The tests' BPF objects, for the collapsectl and bpftool tests
 $(GUEST)/selftests/bpf/%.bpf.o: $(ST_OUT)/%.bpf.o
 	@install -D -m 644 $< $@
 
 selftests: $(ST_BINS) $(ST_OUT)/mm/khugepaged
-GUEST_FILES += $(patsubst $(ST_OUT)/bin/%,$(GUEST)/selftests/bin/%,$(ST_BINS)) \
+GUEST_FILES += $(patsubst %,$(GUEST)/selftests/bin/%,$(filter $(ST_LISTED),$(ST_NAMES))) \
 	       $(patsubst %.bpf.c,$(GUEST)/selftests/bpf/%.bpf.o,$(notdir $(ST_BPF))) \
 	       $(GUEST)/selftests/mm/khugepaged $(GUEST)/selftests/run_tests.sh \
-	       $(GUEST)/selftests/with_policy.sh
+	       $(GUEST)/selftests/with_policy.sh $(GUEST)/selftests/expected.txt

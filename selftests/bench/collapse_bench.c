@@ -304,17 +304,26 @@ static double coverage(const char *c, unsigned long pages)
 
 static int khugepaged(void)
 {
+	struct thp_settings s;
+	int rc = 0;
+
 	thp_save_settings();
+	thp_read_settings(&s);
 	/* The default 10 s sleep would take minutes: 1 s for all three. */
-	write_num(KHUGEPAGED "scan_sleep_millisecs", 1000);
-	write_str(THP_SYSFS "enabled", "madvise");
+	s.khugepaged.scan_sleep_millisecs = 1000;
+	s.thp_enabled = THP_MADVISE;
+	thp_push_settings(&s);
 	coverage("default", 4096);
-	if (run_cmd(out, sizeof(out), "collapsectl load " BPF "eager.bpf.o"))
-		return fprintf(stderr, "%s", out), 1;
-	coverage("eager", 4096);
-	run_cmd(out, sizeof(out), "collapsectl unload eager");
-	coverage("pages_to_scan_x8", 8 * 4096);
-	return 0;
+	if (run_cmd(out, sizeof(out), "collapsectl load " BPF "eager.bpf.o")) {
+		fprintf(stderr, "%s", out);
+		rc = 1;
+	} else {
+		coverage("eager", 4096);
+		run_cmd(out, sizeof(out), "collapsectl unload eager");
+		coverage("pages_to_scan_x8", 8 * 4096);
+	}
+	thp_restore_settings();
+	return rc;
 }
 
 static int memcpy_bw(void)

@@ -260,60 +260,6 @@ int truncate_file(const char *path)
 	return 0;
 }
 
-/* The knobs a test may change, restored at exit. */
-static const char *const knobs[] = {
-	KHUGEPAGED "max_ptes_none", KHUGEPAGED "max_ptes_swap",
-	KHUGEPAGED "max_ptes_shared", KHUGEPAGED "pages_to_scan",
-	KHUGEPAGED "scan_sleep_millisecs", KHUGEPAGED "alloc_sleep_millisecs",
-	KHUGEPAGED "defrag",
-};
-static char saved[sizeof(knobs) / sizeof(knobs[0])][64];
-static char saved_enabled[16], saved_defrag[16];
-static pid_t saver;
-
-/* "always [madvise] never" -> "madvise" */
-static void read_choice(const char *path, char *out, size_t len)
-{
-	char buf[128] = "", *l, *r;
-	FILE *f = fopen(path, "r");
-
-	out[0] = 0;
-	if (!f)
-		return;
-	if (fgets(buf, sizeof(buf), f) && (l = strchr(buf, '[')) && (r = strchr(l, ']'))) {
-		*r = 0;
-		snprintf(out, len, "%s", l + 1);
-	}
-	fclose(f);
-}
-
-static void thp_restore_settings(void)
-{
-	if (getpid() != saver)
-		return;
-	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
-		if (saved[i][0])
-			write_str(knobs[i], saved[i]);
-	if (saved_enabled[0])
-		write_str(THP_SYSFS "enabled", saved_enabled);
-	if (saved_defrag[0])
-		write_str(THP_SYSFS "defrag", saved_defrag);
-}
-
-void thp_save_settings(void)
-{
-	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
-		long v = read_num(knobs[i]);
-
-		if (v >= 0)
-			snprintf(saved[i], sizeof(saved[i]), "%ld", v);
-	}
-	read_choice(THP_SYSFS "enabled", saved_enabled, sizeof(saved_enabled));
-	read_choice(THP_SYSFS "defrag", saved_defrag, sizeof(saved_defrag));
-	saver = getpid();
-	atexit(thp_restore_settings);
-}
-
 int sys_pidfd_open(pid_t pid)
 {
 	return syscall(SYS_pidfd_open, pid, 0);

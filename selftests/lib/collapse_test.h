@@ -12,6 +12,30 @@
 #include <sys/types.h>
 #include <linux/mman.h>		/* MADV_COLLAPSE, MADV_F_COLLAPSE_* */
 
+/*
+ * THP and khugepaged settings: the kernel tree's settings stack,
+ * tools/testing/selftests/mm/thp_settings.c, built with the tests. A
+ * fixture that changes a knob saves and pushes in FIXTURE_SETUP and
+ * restores in FIXTURE_TEARDOWN (which the harness runs after a failed
+ * ASSERT too):
+ *
+ *	FIXTURE_SETUP(f)    { thp_save_settings(); thp_push_settings(&s); ... }
+ *	FIXTURE_TEARDOWN(f) { ...; thp_restore_settings(); }
+ *
+ * and a test changes knobs with thp_push_settings() of a modified copy of
+ * *thp_current_settings(), thp_pop_settings() to go back. The tree's file
+ * helpers of the same names as ours are renamed (thp_settings_names.h).
+ */
+#include "thp_settings_names.h"
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-qualifiers"	/* const unsigned long f() */
+#include "mm/thp_settings.h"
+#pragma GCC diagnostic pop
+#undef read_file
+#undef write_file
+#undef read_num
+#undef write_num
+
 #define PAGE_SZ		4096UL
 #define HPAGE_SZ	(2UL << 20)
 #define HPAGE_NR	(HPAGE_SZ / PAGE_SZ)
@@ -59,11 +83,6 @@ int write_num(const char *path, long val);
 /* Open @path with O_TRUNC (clears e.g. tracefs "trace"). */
 int truncate_file(const char *path);
 
-/*
- * Save the THP and khugepaged knobs the tests change, and restore them at
- * exit (also when a test fails).
- */
-void thp_save_settings(void);
 
 int sys_pidfd_open(pid_t pid);
 long sys_process_madvise(int pidfd, void *addr, size_t len, int advice,

@@ -41,9 +41,13 @@ FIXTURE(agent) {
 
 FIXTURE_SETUP(agent)
 {
-	thp_save_settings();
-	ASSERT_EQ(0, write_str(THP_SYSFS "enabled", "never"));
+	struct thp_settings s;
+
 	ASSERT_EQ(0, cg_create("ce_agent", NULL));
+	thp_save_settings();
+	thp_read_settings(&s);
+	s.thp_enabled = THP_NEVER;
+	thp_push_settings(&s);
 	ASSERT_EQ(0, target_start(&self->t, 16, 0, NULL));
 	ASSERT_EQ(0, cg_move("ce_agent", self->t.pid));
 	ASSERT_FALSE(range_is_huge(self->t.pid, self->t.p, self->t.len));
@@ -53,6 +57,7 @@ FIXTURE_TEARDOWN(agent)
 {
 	target_stop(&self->t);
 	EXPECT_EQ(0, cg_remove("ce_agent"));
+	thp_restore_settings();
 }
 
 TEST_F(agent, collapses_its_cgroup)

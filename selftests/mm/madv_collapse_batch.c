@@ -85,7 +85,6 @@ FIXTURE(batch)
 
 FIXTURE_SETUP(batch)
 {
-	thp_save_settings();
 }
 
 FIXTURE_TEARDOWN(batch)

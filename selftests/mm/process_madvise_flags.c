@@ -36,7 +36,11 @@ FIXTURE(pmadv)
 
 FIXTURE_SETUP(pmadv)
 {
+	struct thp_settings s;
+
 	thp_save_settings();
+	thp_read_settings(&s);
+	thp_push_settings(&s);
 	ASSERT_EQ(0, region_map(&self->r, 2));
 	self->self = sys_pidfd_open(getpid());
 	ASSERT_LE(0, self->self);
@@ -46,6 +50,7 @@ FIXTURE_TEARDOWN(pmadv)
 {
 	region_unmap(&self->r);
 	close(self->self);
+	thp_restore_settings();
 }
 
 TEST_F(pmadv, unknown_flags_einval)
@@ -85,10 +90,12 @@ TEST_F(pmadv, self_flags0_collapses)
 
 TEST_F(pmadv, limits_apply_max_ptes_none)
 {
+	struct thp_settings s = *thp_current_settings();
 	long exceed;
 
 	region_fill(&self->r, skip_one);
-	ASSERT_EQ(0, write_num(KHUGEPAGED "max_ptes_none", 0));
+	s.khugepaged.max_ptes_none = 0;
+	thp_push_settings(&s);
 	exceed = vmstat("thp_scan_exceed_none_pte");
 
 	EXPECT_EQ(-1, sys_process_madvise(self->self, self->r.p, self->r.len,
@@ -106,8 +113,11 @@ TEST_F(pmadv, limits_apply_max_ptes_none)
 
 TEST_F(pmadv, limits_within_max_ptes_none_collapses)
 {
+	struct thp_settings s = *thp_current_settings();
+
 	region_fill(&self->r, skip_one);
-	ASSERT_EQ(0, write_num(KHUGEPAGED "max_ptes_none", 1));
+	s.khugepaged.max_ptes_none = 1;
+	thp_push_settings(&s);
 	EXPECT_EQ((long)self->r.len, sys_process_madvise(self->self, self->r.p,
 							 self->r.len, MADV_COLLAPSE,
 							 MADV_F_COLLAPSE_LIMITS));
@@ -156,12 +166,14 @@ static const char *collapse_gfp(struct region *r, int pidfd, unsigned int flags)
 
 TEST_F(pmadv, defrag_allows_direct_reclaim)
 {
+	struct thp_settings s = *thp_current_settings();
 	const char *gfp;
 
 	if (access(TRACING "events/kmem/mm_page_alloc/enable", W_OK))
 		SKIP(return, "no kmem:mm_page_alloc tracepoint");
 	/* khugepaged's own setting: no direct reclaim for its allocations. */
-	ASSERT_EQ(0, write_num(KHUGEPAGED "defrag", 0));
+	s.khugepaged.defrag = false;
+	thp_push_settings(&s);
 
 	region_fill(&self->r, NULL);
 	gfp = collapse_gfp(&self->r, self->self, MADV_F_COLLAPSE_LIMITS);

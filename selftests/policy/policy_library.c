@@ -222,13 +222,30 @@ static int remote_collapse(struct target *t, unsigned int flags)
  * MADV_F_COLLAPSE_LIMITS to khugepaged's max_ptes_none (128 here), which
  * the 256 empty ptes exceed; without the policy the same call collapses.
  */
-TEST(remote_limits_applies_khugepaged_limits)
+FIXTURE(remote_limits)
 {
-	long old_none = read_num(KHUGEPAGED "max_ptes_none");
+	int unused;
+};
+
+FIXTURE_SETUP(remote_limits)
+{
+	struct thp_settings s;
+
+	thp_save_settings();
+	thp_read_settings(&s);
+	s.khugepaged.max_ptes_none = 128;
+	thp_push_settings(&s);
+}
+
+FIXTURE_TEARDOWN(remote_limits)
+{
+	thp_restore_settings();
+}
+
+TEST_F(remote_limits, applies_khugepaged_limits)
+{
 	struct target t;
 
-	ASSERT_LE(0, old_none);
-	ASSERT_EQ(0, write_num(KHUGEPAGED "max_ptes_none", 128));
 	ASSERT_EQ(0, load("remote_limits")) TH_LOG("%s", out);
 
 	ASSERT_EQ(0, target_start(&t, 2, 0, skip_half));
@@ -248,7 +265,6 @@ TEST(remote_limits_applies_khugepaged_limits)
 	EXPECT_EQ(0, remote_collapse(&t, 0));
 	EXPECT_TRUE(range_is_huge(t.pid, t.p, t.len));
 	target_stop(&t);
-	write_num(KHUGEPAGED "max_ptes_none", old_none);
 }
 
 TEST(template_loads)

@@ -32,7 +32,11 @@ FIXTURE(limits)
 
 FIXTURE_SETUP(limits)
 {
+	struct thp_settings s;
+
 	thp_save_settings();
+	thp_read_settings(&s);
+	thp_push_settings(&s);
 	self->skel = knobs_load(NULL, 0);
 	ASSERT_NE(NULL, self->skel);
 	self->link = knobs_attach(self->skel);
@@ -45,6 +49,7 @@ FIXTURE_TEARDOWN(limits)
 	region_unmap(&self->r);
 	bpf_link__destroy(self->link);
 	knobs__destroy(self->skel);
+	thp_restore_settings();
 }
 
 TEST_F(limits, none0_ebusy_none511_collapses)
@@ -111,10 +116,12 @@ TEST_F(limits, huge_values_clamped)
 
 TEST_F(limits, process_madvise_limits_arrive)
 {
+	struct thp_settings s = *thp_current_settings();
 	int pidfd = sys_pidfd_open(getpid());
 
 	ASSERT_LE(0, pidfd);
-	ASSERT_EQ(0, write_num(KHUGEPAGED "max_ptes_none", 17));
+	s.khugepaged.max_ptes_none = 17;
+	thp_push_settings(&s);
 	region_fill(&self->r, NULL);
 	EXPECT_EQ((long)self->r.len,
 		  sys_process_madvise(pidfd, self->r.p, self->r.len,
@@ -188,21 +195,29 @@ static bool wait_full_scans(int secs)
 	return read_num(KHUGEPAGED "full_scans") >= target;
 }
 
-static void khugepaged_fast(void)
+/*
+ * Push khugepaged at full speed, @pages a pass, THP madvise, and
+ * max_ptes_none @none (-1: as it is).
+ */
+static void khugepaged_fast(int none, unsigned long pages)
 {
-	write_num(KHUGEPAGED "scan_sleep_millisecs", 10);
-	write_num(KHUGEPAGED "alloc_sleep_millisecs", 10);
-	write_num(KHUGEPAGED "pages_to_scan", 8 * HPAGE_NR);
-	write_str(THP_SYSFS "enabled", "madvise");
+	struct thp_settings s = *thp_current_settings();
+
+	s.khugepaged.scan_sleep_millisecs = 10;
+	s.khugepaged.alloc_sleep_millisecs = 10;
+	s.khugepaged.pages_to_scan = pages;
+	if (none >= 0)
+		s.khugepaged.max_ptes_none = none;
+	s.thp_enabled = THP_MADVISE;
+	thp_push_settings(&s);
 }
 
 TEST_F_TIMEOUT(limits, khugepaged_follows_policy, 180)
 {
 	long exceed = vmstat("thp_scan_exceed_none_pte");
 
-	khugepaged_fast();
 	/* sysfs would collapse, the policy says no */
-	ASSERT_EQ(0, write_num(KHUGEPAGED "max_ptes_none", 511));
+	khugepaged_fast(511, 8 * HPAGE_NR);
 	self->skel->data->set_none = 0;
 	region_fill(&self->r, skip_seventh);
 	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_HUGEPAGE));
@@ -213,7 +228,8 @@ TEST_F_TIMEOUT(limits, khugepaged_follows_policy, 180)
 	EXPECT_LT(0, policy_stat("knobs", "khugepaged_passes"));
 
 	/* sysfs would not, the policy says yes */
-	ASSERT_EQ(0, write_num(KHUGEPAGED "max_ptes_none", 0));
+	thp_pop_settings();
+	khugepaged_fast(0, 8 * HPAGE_NR);
 	self->skel->data->set_none = 511;
 	for (int i = 0; i < 100 && !range_is_huge(0, self->r.p, self->r.len); i++)
 		usleep(100000);
@@ -224,11 +240,15 @@ TEST_F_TIMEOUT(limits, khugepaged_follows_policy, 180)
 
 /*
  * Stop khugepaged: THP "never" (the 2 MiB size inherits it) makes the
- * sysfs write wait in kthread_stop() for the pass in flight.
+ * sysfs write wait in kthread_stop() for the pass in flight. Pushed on
+ * top of khugepaged_fast(): thp_pop_settings() starts it again.
  */
-static int khugepaged_stop(void)
+static void khugepaged_stop(void)
 {
-	return write_str(THP_SYSFS "enabled", "never");
+	struct thp_settings s = *thp_current_settings();
+
+	s.thp_enabled = THP_NEVER;
+	thp_push_settings(&s);
 }
 
 TEST_F_TIMEOUT(limits, khugepaged_pass_size, 180)
@@ -237,16 +257,16 @@ TEST_F_TIMEOUT(limits, khugepaged_pass_size, 180)
 
 	/* khugepaged only registers the mm while THP is not never */
 	self->skel->data->pass_pages = 3 * HPAGE_NR;
-	khugepaged_fast();
+	khugepaged_fast(-1, 8 * HPAGE_NR);
 	region_fill(&self->r, NULL);
 	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_HUGEPAGE));
 	/* count only passes that start once the policy answers 3 PMDs */
-	ASSERT_EQ(0, khugepaged_stop());
+	khugepaged_stop();
 	passes = policy_stat("knobs", "khugepaged_passes");
 	pages = policy_stat("knobs", "khugepaged_pass_pages");
-	khugepaged_fast();
+	thp_pop_settings();
 	EXPECT_TRUE(wait_full_scans(10));
-	ASSERT_EQ(0, khugepaged_stop());
+	khugepaged_stop();
 	EXPECT_EQ(8 * HPAGE_NR, self->skel->bss->seen_dflt);
 	passes = policy_stat("knobs", "khugepaged_passes") - passes;
 	pages = policy_stat("knobs", "khugepaged_pass_pages") - pages;
@@ -254,7 +274,7 @@ TEST_F_TIMEOUT(limits, khugepaged_pass_size, 180)
 	EXPECT_EQ(3 * HPAGE_NR * passes, pages);
 
 	/* 0 and 1 << 30 are clamped */
-	khugepaged_fast();
+	thp_pop_settings();
 	self->skel->data->pass_pages = 0;
 	EXPECT_TRUE(wait_full_scans(10));
 	self->skel->data->pass_pages = 1 << 30;
@@ -271,16 +291,15 @@ TEST_F_TIMEOUT(limits, pass_size_below_a_pmd_unchanged, 180)
 {
 	long passes, pages;
 
-	khugepaged_fast();
-	ASSERT_EQ(0, write_num(KHUGEPAGED "pages_to_scan", 64));
+	khugepaged_fast(-1, 64);
 	region_fill(&self->r, NULL);
 	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_HUGEPAGE));
-	ASSERT_EQ(0, khugepaged_stop());
+	khugepaged_stop();
 	passes = policy_stat("knobs", "khugepaged_passes");
 	pages = policy_stat("knobs", "khugepaged_pass_pages");
-	write_str(THP_SYSFS "enabled", "madvise");
+	thp_pop_settings();
 	EXPECT_TRUE(wait_full_scans(30));
-	ASSERT_EQ(0, khugepaged_stop());
+	khugepaged_stop();
 	EXPECT_EQ(64, self->skel->bss->seen_dflt);
 	passes = policy_stat("knobs", "khugepaged_passes") - passes;
 	pages = policy_stat("knobs", "khugepaged_pass_pages") - pages;

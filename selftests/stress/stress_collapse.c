@@ -215,7 +215,7 @@ static int worker(void *arg)
 	return w->bad ? 1 : 0;
 }
 
-/* A fixture only for TEST_F_TIMEOUT: the run takes longer than 30 s. */
+/* khugepaged at full speed for the run, the settings restored after it. */
 FIXTURE(stress)
 {
 	int unused;
@@ -223,10 +223,20 @@ FIXTURE(stress)
 
 FIXTURE_SETUP(stress)
 {
+	struct thp_settings s;
+
+	thp_save_settings();
+	thp_read_settings(&s);
+	s.khugepaged.scan_sleep_millisecs = 0;
+	s.khugepaged.alloc_sleep_millisecs = 0;
+	s.khugepaged.pages_to_scan = 16 * HPAGE_NR;
+	s.thp_enabled = THP_MADVISE;
+	thp_push_settings(&s);
 }
 
 FIXTURE_TEARDOWN(stress)
 {
+	thp_restore_settings();
 }
 
 TEST_F_TIMEOUT(stress, run, 600)
@@ -237,11 +247,6 @@ TEST_F_TIMEOUT(stress, run, 600)
 	uint64_t id_a, id_b;
 	time_t end;
 
-	thp_save_settings();
-	write_num(KHUGEPAGED "scan_sleep_millisecs", 0);
-	write_num(KHUGEPAGED "alloc_sleep_millisecs", 0);
-	write_num(KHUGEPAGED "pages_to_scan", 16 * HPAGE_NR);
-	write_str(THP_SYSFS "enabled", "madvise");
 	ASSERT_EQ(0, cg_create("ce_stress", NULL));
 	write_str(CGROOT "ce_stress/cgroup.subtree_control", "+memory");
 	ASSERT_EQ(0, cg_create("ce_stress/a", &id_a));

@@ -1,6 +1,8 @@
 #!/bin/sh
-# Pack the guest initramfs: busybox-static, /init, and the staged tree
-# build/vm/root (tools, policies, tests; see GUEST_FILES in the Makefile).
+# Pack the guest initramfs: busybox-static, /init, and the staged files
+# given (tools, policies, tests; see GUEST_FILES in the Makefile), each
+# under build/vm/root. Only those: a file left in build/vm/root by an
+# earlier build (a deleted test's binary) does not go in.
 # Usage: mkinitramfs.sh OUTPUT.cpio.gz [STAGED_FILE...]
 set -eu
 out=$1
@@ -23,7 +25,15 @@ chmod 755 "$tmp/init"
 echo "root:x:0:0:root:/root:/bin/sh" > "$tmp/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/sh" >> "$tmp/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$tmp/etc/group"
-[ -d "$stage" ] && cp -a "$stage"/. "$tmp"/
+shift
+for f in "$@"; do
+	case "$f" in
+	"$stage"/*) rel=${f#"$stage"/} ;;
+	*) echo "mkinitramfs: $f is not under $stage" >&2; exit 1 ;;
+	esac
+	mkdir -p "$tmp/$(dirname "$rel")"
+	cp -a "$f" "$tmp/$rel"
+done
 (cd "$tmp" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) > "$out.tmp"
 mv "$out.tmp" "$out"
 echo "mkinitramfs: $out ($(du -h "$out" | cut -f1))"
