@@ -27,6 +27,9 @@ make:make
 git:git
 dpkg-deb:dpkg
 gnuplot:gnuplot-nox
+python3:python3
+rsync:rsync
+pkg-config:pkgconf
 "
 
 missing=""
