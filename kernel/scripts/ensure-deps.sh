@@ -2,6 +2,10 @@
 # Make sure the host has every Debian package the build and the VM need.
 # As root, install what is missing from the configured mirror; otherwise
 # print the exact apt-get line and fail.
+#
+# The list comes from kernel/scripts/audit-deps.sh, which traces the build
+# and names the package of every program it runs; .ci/run proves it in a
+# fresh debootstrap root. Run the audit again after adding a build step.
 set -eu
 
 # command-or-file:package
@@ -27,6 +31,9 @@ make:make
 git:git
 dpkg-deb:dpkg
 gnuplot:gnuplot-nox
+python3:python3
+rsync:rsync
+pkg-config:pkgconf
 "
 
 missing=""

@@ -20,25 +20,7 @@ if [ -n "$existing" ]; then
 	exit 0
 fi
 
-# The first "deb" URI of the Debian archive (not -security) in the system
-# sources, in either one-line or deb822 form.
-uri=$(
-	{
-		cat /etc/apt/sources.list 2>/dev/null | awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }'
-		for f in /etc/apt/sources.list.d/*.sources; do
-			[ -f "$f" ] || continue
-			awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) print $i }' "$f"
-		done
-		for f in /etc/apt/sources.list.d/*.list; do
-			[ -f "$f" ] || continue
-			awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }' "$f"
-		done
-	} | grep -v -e security -e '^$' | grep -i debian | head -n 1
-)
-if [ -z "$uri" ]; then
-	echo "fetch-source: no Debian mirror found in /etc/apt/sources.list{,.d}" >&2
-	exit 1
-fi
+uri=$("$(dirname "$0")/apt-mirror.sh")
 
 . /etc/os-release
 codename=${VERSION_CODENAME:-}
