@@ -24,13 +24,18 @@ if [ ! -d "$WT/.git" ]; then
 fi
 git -C "$WT" fetch -q "$SRC" 'refs/tags/pristine:refs/tags/pristine'
 mkdir -p "$OBJ"
-cp "$KOBJ/.config" "$OBJ/.config"
+
+# The main build's config, fitted to the tree as it is at this prefix (a
+# symbol the prefix does not have yet is dropped, and comes back later).
+configure() {
+	cp "$KOBJ/.config" "$OBJ/.config"
+	make -s -C "$WT" O="$OBJ" olddefconfig
+}
 
 git_w() { git -C "$WT" -c user.name=collapse_ext -c user.email=collapse_ext@localhost "$@"; }
 git_w am --abort >/dev/null 2>&1 || true
 git_w checkout -q -f pristine
 git_w clean -q -f -d >/dev/null 2>&1 || true
-make -s -C "$WT" O="$OBJ" olddefconfig
 
 fail=0
 n=0
@@ -47,6 +52,7 @@ for p in "$PATCHES"/*.patch; do
 		fail=1
 		continue
 	fi
+	configure
 	if ! make -s -C "$WT" O="$OBJ" -j"$JOBS" bzImage >"$OBJ/build.log" 2>&1 ||
 	   grep -E 'warning:|error:' "$OBJ/build.log" >/dev/null; then
 		grep -E 'warning:|error:' "$OBJ/build.log" | head -20 | sed 's/^/# /'
