@@ -251,25 +251,38 @@ static void khugepaged_stop(void)
 	thp_push_settings(&s);
 }
 
+/*
+ * With pages_to_scan @pages_to_scan, the khugepaged passes (and their
+ * pages) the policy's counters show over two full scans of the region.
+ * khugepaged is stopped around the counting (left stopped, settings
+ * pushed), so no pass lands between the reads, and only passes that start
+ * with the policy's current answer count. khugepaged only registers the
+ * mm while THP is not never.
+ */
+static void count_passes(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(limits) *self, int pages_to_scan,
+			 long *passes, long *pages)
+{
+	khugepaged_fast(-1, pages_to_scan);
+	region_fill(&self->r, NULL);
+	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_HUGEPAGE));
+	khugepaged_stop();
+	*passes = policy_stat("knobs", "khugepaged_passes");
+	*pages = policy_stat("knobs", "khugepaged_pass_pages");
+	thp_pop_settings();
+	EXPECT_TRUE(wait_full_scans(30));
+	khugepaged_stop();
+	*passes = policy_stat("knobs", "khugepaged_passes") - *passes;
+	*pages = policy_stat("knobs", "khugepaged_pass_pages") - *pages;
+}
+
 TEST_F_TIMEOUT(limits, khugepaged_pass_size, 180)
 {
 	long passes, pages;
 
-	/* khugepaged only registers the mm while THP is not never */
 	self->skel->data->pass_pages = 3 * HPAGE_NR;
-	khugepaged_fast(-1, 8 * HPAGE_NR);
-	region_fill(&self->r, NULL);
-	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_HUGEPAGE));
-	/* count only passes that start once the policy answers 3 PMDs */
-	khugepaged_stop();
-	passes = policy_stat("knobs", "khugepaged_passes");
-	pages = policy_stat("knobs", "khugepaged_pass_pages");
-	thp_pop_settings();
-	EXPECT_TRUE(wait_full_scans(10));
-	khugepaged_stop();
+	count_passes(_metadata, self, 8 * HPAGE_NR, &passes, &pages);
 	EXPECT_EQ(8 * HPAGE_NR, self->skel->bss->seen_dflt);
-	passes = policy_stat("knobs", "khugepaged_passes") - passes;
-	pages = policy_stat("knobs", "khugepaged_pass_pages") - pages;
 	EXPECT_LT(0, passes);
 	EXPECT_EQ(3 * HPAGE_NR * passes, pages);
 
@@ -291,18 +304,8 @@ TEST_F_TIMEOUT(limits, pass_size_below_a_pmd_unchanged, 180)
 {
 	long passes, pages;
 
-	khugepaged_fast(-1, 64);
-	region_fill(&self->r, NULL);
-	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_HUGEPAGE));
-	khugepaged_stop();
-	passes = policy_stat("knobs", "khugepaged_passes");
-	pages = policy_stat("knobs", "khugepaged_pass_pages");
-	thp_pop_settings();
-	EXPECT_TRUE(wait_full_scans(30));
-	khugepaged_stop();
+	count_passes(_metadata, self, 64, &passes, &pages);
 	EXPECT_EQ(64, self->skel->bss->seen_dflt);
-	passes = policy_stat("knobs", "khugepaged_passes") - passes;
-	pages = policy_stat("knobs", "khugepaged_pass_pages") - pages;
 	EXPECT_LT(0, passes);
 	EXPECT_EQ(64 * passes, pages);
 	EXPECT_EQ(0, policy_stat("knobs", "batch_size_clamped"));
