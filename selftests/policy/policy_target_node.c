@@ -244,8 +244,14 @@ static pid_t fill_node(int nid)
 		ok = node_exhausted(nid, 256);
 		if (write(fd[1], &ok, 1) != 1)
 			_exit(1);
-		pause();
-		_exit(0);
+		/* memory freed later (KASAN's quarantine, reclaim) is taken too */
+		for (;;) {
+			if (!node_exhausted(nid, 256))
+				mmap(NULL, chunk, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE |
+				     MAP_LOCKED, -1, 0);
+			usleep(1000);
+		}
 	}
 	close(fd[1]);
 	if (read(fd[0], &ok, 1) != 1 || !ok) {
@@ -265,8 +271,12 @@ static pid_t fill_node(int nid)
 TEST_F_TIMEOUT(node, full_node_falls_back, 300)
 {
 	struct region r;
+	long unevictable;
 	pid_t filler;
 
+	/* compaction must not make a huge page of the filler's pages */
+	unevictable = read_num("/proc/sys/vm/compact_unevictable_allowed");
+	ASSERT_EQ(0, write_num("/proc/sys/vm/compact_unevictable_allowed", 0));
 	/* fork first: it would write-protect the region's ptes */
 	filler = fill_node(1);
 	ASSERT_LT(0, filler) TH_LOG("could not take node 1's huge pages");
@@ -287,6 +297,7 @@ TEST_F_TIMEOUT(node, full_node_falls_back, 300)
 	kill(filler, SIGKILL);
 	waitpid(filler, NULL, 0);
 	region_unmap(&r);
+	write_num("/proc/sys/vm/compact_unevictable_allowed", unevictable);
 }
 
 TEST_HARNESS_MAIN
