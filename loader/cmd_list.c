@@ -237,6 +237,8 @@ int cmd_stats(int argc, char **argv)
 	if (optind < argc) {
 		char buf[32];
 
+		if (!policy_name_ok(argv[optind]))
+			return 1;
 		if (read_attr(argv[optind], "cgroup_id", buf, sizeof(buf)))
 			return fail("no policy named '%s' (see collapsectl list)",
 				    argv[optind]);

@@ -71,6 +71,8 @@ int cmd_load(int argc, char **argv)
 	cgid = cgroup_path_id(cgroup);
 	if (!cgid)
 		return 1;
+	if (name && !policy_name_ok(name))
+		return 1;
 	if (policy_open_load(&po, argv[optind], cgid, name))
 		return 1;
 	pin_path(pin, sizeof(pin), po.name);
@@ -131,7 +133,7 @@ int cmd_unload(int argc, char **argv)
 	i = check_args(argc, argv, 1, unload_usage);
 	if (i >= 0)
 		return i;
-	if (!require_root() || !kernel_supported())
+	if (!policy_name_ok(argv[1]) || !require_root() || !kernel_supported())
 		return 1;
 	pin_path(pin, sizeof(pin), argv[1]);
 	if (unlink(pin)) {
@@ -180,7 +182,7 @@ int cmd_swap(int argc, char **argv)
 	err = check_args(argc, argv, 2, swap_usage);
 	if (err >= 0)
 		return err;
-	if (!require_root() || !kernel_supported())
+	if (!policy_name_ok(argv[1]) || !require_root() || !kernel_supported())
 		return 1;
 	if (read_attr(argv[1], "cgroup_id", buf, sizeof(buf)))
 		return fail("no policy named '%s' (see collapsectl list)", argv[1]);

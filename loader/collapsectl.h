@@ -37,6 +37,13 @@ struct stat_line {
 	unsigned long long val;
 };
 int read_stats(const char *name, struct stat_line *out, int max);
+
+/*
+ * A policy name the kernel accepts, [A-Za-z0-9_.-]{1,31} but not ".", ".."
+ * or "policies" (it names a sysfs directory and a pin); otherwise print
+ * why and return false. Checked before a name becomes part of a path.
+ */
+bool policy_name_ok(const char *name);
 int read_attr(const char *name, const char *attr, char *buf, size_t len);
 /* Names of the attached policies; returns the count. */
 int list_policies(char names[][32], uint64_t *cgids, int max);

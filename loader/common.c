@@ -89,6 +89,22 @@ int read_attr(const char *name, const char *attr, char *buf, size_t len)
 	return 0;
 }
 
+bool policy_name_ok(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > 31 ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789_.-") != len ||
+	    !strcmp(name, ".") || !strcmp(name, "..") ||
+	    !strcmp(name, "policies")) {
+		fail("'%s' is not a policy name: use 1 to 31 of [A-Za-z0-9_.-], "
+		     "not '.', '..' or 'policies'", name);
+		return false;
+	}
+	return true;
+}
+
 int read_stats(const char *name, struct stat_line *out, int max)
 {
 	char path[256];

@@ -190,6 +190,14 @@ TEST_F(ctl, errors_are_one_clear_line)
 	/* unknown policy */
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl unload nosuch"));
 	EXPECT_NE(NULL, strstr(out, "no policy named 'nosuch'"));
+	/* names the kernel refuses never become paths */
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl unload ../x"));
+	EXPECT_NE(NULL, strstr(out, "'../x' is not a policy name")) TH_LOG("%s", out);
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl stats policies"));
+	EXPECT_NE(NULL, strstr(out, "is not a policy name"));
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load " BPF
+			     "passthrough.bpf.o --name a/b"));
+	EXPECT_NE(NULL, strstr(out, "'a/b' is not a policy name"));
 	/* pids */
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl collapse --pid 999999"));
 	EXPECT_NE(NULL, strstr(out, "no such process"));
