@@ -22,12 +22,17 @@ static const char ab_usage[] =
 "Create two sibling cgroups, attach policy A to one and B to the other, run\n"
 "COMMAND once in each at the same time, and print every second the huge\n"
 "page coverage (memory.stat anon_thp) of both, then both policies' counters\n"
-"side by side with the difference. Everything is cleaned up on exit, on\n"
-"failure and on Ctrl-C.\n"
+"side by side with the difference. On exit, on failure and on Ctrl-C every\n"
+"process of both runs is killed (cgroup.kill), the cgroups are removed and\n"
+"the policies detached.\n"
+"\n"
+"Exit status: 0; 1 when a run ended on its own with a non-zero status or a\n"
+"signal (runs still going at the end of the duration are stopped, which is\n"
+"not a failure); 130 when interrupted.\n"
 "\n"
 "  --duration S   stop the runs after S seconds (default 30)\n"
-"  --csv FILE     also write \"seconds,anon_thp_kb_A,anon_thp_kb_B,memory_kb_A,\n"
-"                 memory_kb_B\" lines\n";
+"  --csv FILE     also write a header line and then one line per second:\n"
+"                 seconds,anon_thp_kb_A,anon_thp_kb_B,memory_kb_A,memory_kb_B\n";
 
 static volatile sig_atomic_t interrupted;
 
@@ -45,6 +50,7 @@ struct side {
 	pid_t pid;
 	int status;
 	bool done;
+	bool stopped;		/* still running at the end: we ended it */
 };
 
 /* A memory.stat field of cgroup directory @cg in kB, or -1. */
@@ -106,21 +112,42 @@ static void reap(struct side *s, bool wait)
 		s->done = true;
 }
 
+/*
+ * End a run and everything it started: cgroup.kill (5.14+) reaches the
+ * whole process tree, even children that left the run's process group.
+ */
 static void stop_run(struct side *s)
 {
+	char path[340];
 	int i;
 
 	if (s->pid <= 0 || s->done)
 		return;
-	kill(s->pid, SIGTERM);
-	for (i = 0; i < 20 && !s->done; i++) {
-		usleep(50000);
-		reap(s, false);
-	}
-	if (!s->done) {
+	s->stopped = true;
+	snprintf(path, sizeof(path), "%s/cgroup.kill", s->cg);
+	if (write_file(path, "1"))
 		kill(s->pid, SIGKILL);
-		reap(s, true);
+	reap(s, true);
+	/* The cgroup can only be removed once its last task has exited. */
+	snprintf(path, sizeof(path), "%s/cgroup.procs", s->cg);
+	for (i = 0; i < 100; i++) {
+		FILE *f = fopen(path, "r");
+		int c = f ? fgetc(f) : EOF;
+
+		if (f)
+			fclose(f);
+		if (c == EOF)
+			break;
+		usleep(10000);
 	}
+}
+
+/* Did the run end on its own with a failure? */
+static bool run_failed(const struct side *s)
+{
+	if (!s->done || s->stopped)
+		return false;
+	return !WIFEXITED(s->status) || WEXITSTATUS(s->status);
 }
 
 int cmd_ab(int argc, char **argv)
@@ -168,6 +195,8 @@ int cmd_ab(int argc, char **argv)
 			return fail("%s: %s", side[i].file, strerror(errno));
 	if (csv_path && !(csv = fopen(csv_path, "w")))
 		return fail("%s: %s", csv_path, strerror(errno));
+	if (csv)
+		fprintf(csv, "seconds,anon_thp_kb_A,anon_thp_kb_B,memory_kb_A,memory_kb_B\n");
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -239,12 +268,24 @@ int cmd_ab(int argc, char **argv)
 		printf("\ninterrupted\n");
 	printf("\ncounters (A = %s, B = %s):\n", side[0].po.name, side[1].po.name);
 	print_stats_table(stdout, side[0].po.name, side[1].po.name);
-	for (i = 0; i < 2; i++)
-		printf("run %c: %s %d\n", 'A' + i,
-		       WIFEXITED(side[i].status) ? "exit status" : "killed by signal",
-		       WIFEXITED(side[i].status) ? WEXITSTATUS(side[i].status) :
-						   WTERMSIG(side[i].status));
 	err = interrupted ? 130 : 0;
+	for (i = 0; i < 2; i++) {
+		const struct side *r = &side[i];
+
+		if (r->stopped)
+			printf("run %c: stopped after %.0f s\n", 'A' + i, t);
+		else if (WIFEXITED(r->status))
+			printf("run %c: exit status %d\n", 'A' + i,
+			       WEXITSTATUS(r->status));
+		else
+			printf("run %c: killed by signal %d\n", 'A' + i,
+			       WTERMSIG(r->status));
+		if (run_failed(r) && !err) {
+			fprintf(stderr, "collapsectl: run %c failed: the comparison "
+				"is not valid\n", 'A' + i);
+			err = 1;
+		}
+	}
 out:
 	for (i = 0; i < 2; i++) {
 		stop_run(&side[i]);

@@ -27,7 +27,8 @@ PIN_DIR "/NAME so it outlives this command.\n"
 "  --cgroup PATH   cgroup v2 directory the policy governs\n"
 "  --name NAME     policy name (default: the name in the object)\n"
 "  --foreground    do not pin: keep the policy until SIGINT/SIGTERM, then\n"
-"                  detach it and print its final counters\n";
+"                  detach it and print its final counters; ends by itself\n"
+"                  when the kernel detaches the policy (its cgroup removed)\n";
 
 static volatile sig_atomic_t stop;
 
@@ -49,7 +50,7 @@ int cmd_load(int argc, char **argv)
 	bool foreground = false;
 	struct policy_obj po;
 	struct bpf_link *link;
-	char pin[256], cgbuf[256];
+	char pin[256], cgbuf[256], still[256];
 	uint64_t cgid;
 	int c, err;
 
@@ -93,8 +94,16 @@ int cmd_load(int argc, char **argv)
 		fflush(stdout);
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
-		while (!stop)
-			pause();
+		/* A signal interrupts the wait; the kernel's detach ends it too. */
+		while (!stop && !read_attr(po.name, "cgroup", still, sizeof(still)))
+			sleep(1);
+		if (!stop) {
+			printf("'%s' was detached by the kernel: cgroup %s is gone\n",
+			       po.name, cgroup);
+			bpf_link__destroy(link);
+			err = 0;
+			goto out;
+		}
 		printf("final counters of '%s':\n", po.name);
 		print_stats_table(stdout, po.name, NULL);
 		bpf_link__destroy(link);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -14,6 +15,7 @@
 #include "collapse_test.h"
 #include "policy_test.h"
 #include "run_cmd.h"
+#include "knobs.h"
 #include "kselftest_harness.h"
 
 #define BPF		"/usr/share/collapse_ext/bpf/"
@@ -70,6 +72,20 @@ static int sparse_collapse(void *arg)
 	return collapse_sparse_region(1);
 }
 
+/*
+ * The two values of counter @key in a side-by-side counters table
+ * ("  KEY  A  B  DIFF") of @text; false when the row is missing.
+ */
+static bool table_row(const char *text, const char *key, long *a, long *b)
+{
+	char pat[80];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "  %s ", key);
+	p = strstr(text, pat);
+	return p && sscanf(p + strlen(pat), "%ld %ld", a, b) == 2;
+}
+
 TEST_F(ctl, load_outlives_loader_and_unload_detaches)
 {
 	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF "frugal.bpf.o"))
@@ -124,6 +140,7 @@ TEST_F_TIMEOUT(ctl, swap_has_no_gap, 180)
 {
 	volatile long *calls = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	long before;
 	int status, i;
 	pid_t pid;
 
@@ -140,13 +157,20 @@ TEST_F_TIMEOUT(ctl, swap_has_no_gap, 180)
 		}
 		_exit(0);
 	}
+	while (!calls[0])
+		usleep(1000);
+	before = calls[0];
 	for (i = 0; i < 5; i++)
 		EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl swap frugal "
 				     BPF "frugal.bpf.o")) TH_LOG("%s", out);
+	before = calls[0] - before;
 	calls[1] = 1;
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	TH_LOG("%ld MADV_COLLAPSE calls during 5 swaps", calls[0]);
+	TH_LOG("%ld MADV_COLLAPSE calls during 5 swaps", before);
+	/* the child really collapsed while the swaps happened, each refused */
+	EXPECT_LT(0, before);
+	EXPECT_LE(calls[0], policy_stat("frugal", "failed_exceed_none_pte"));
 	EXPECT_EQ(5, policy_stat("frugal", "swaps"));
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl swap nosuch " BPF "frugal.bpf.o"));
 	EXPECT_NE(NULL, strstr(out, "no policy named 'nosuch'"));
@@ -275,18 +299,43 @@ TEST_F(ctl, collapse_another_process)
 	target_stop(&t);
 }
 
-TEST_F_TIMEOUT(ctl, ab_prints_both_and_cleans_up, 180)
+/* --limits and --defrag reach the kernel as the flags a policy sees. */
+TEST_F(ctl, collapse_flags_reach_the_policy)
 {
-	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl ab " BPF "frugal.bpf.o "
-			     BPF "eager.bpf.o --duration 6 -- collapse_demo --size 8 "
-			     "--sparse 10 --walk 1000"));
-	EXPECT_NE(NULL, strstr(out, "A anon_thp kB"));
-	EXPECT_NE(NULL, strstr(out, "A_frugal"));
-	EXPECT_NE(NULL, strstr(out, "B_eager"));
-	EXPECT_NE(NULL, strstr(out, "difference"));
-	EXPECT_NE(NULL, strstr(out, "run A: exit status 0"));
-	/* frugal refused the sparse ranges, eager collapsed them */
-	EXPECT_LT(0, strstr(out, "failed_exceed_none_pte") != NULL);
+	static const struct {
+		const char *opts;
+		unsigned int flags;
+	} runs[] = {
+		{ "", 0 },
+		{ "--defrag", MADV_F_COLLAPSE_DEFRAG },
+		{ "--limits", MADV_F_COLLAPSE_LIMITS },
+		{ "--limits --defrag", MADV_F_COLLAPSE_LIMITS | MADV_F_COLLAPSE_DEFRAG },
+	};
+	struct knobs *k = knobs_load("ctl_flags", 0);
+	struct bpf_link *link;
+	struct target t;
+
+	ASSERT_NE(NULL, k);
+	link = knobs_attach(k);
+	ASSERT_NE(NULL, link);
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(0, target_start(&t, 1, 0, NULL));
+		k->bss->seen_flags = ~0u;
+		k->bss->seen_caller = ~0u;
+		EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl collapse --pid %d %s "
+				     "%lx-%lx", t.pid, runs[i].opts, (unsigned long)t.p,
+				     (unsigned long)t.p + t.len)) TH_LOG("%s", out);
+		EXPECT_EQ(runs[i].flags, k->bss->seen_flags) TH_LOG("%s", runs[i].opts);
+		EXPECT_EQ(CALLER_PROCESS_MADVISE, k->bss->seen_caller);
+		target_stop(&t);
+	}
+	bpf_link__destroy(link);
+	knobs__destroy(k);
+}
+
+/* Nothing of an ab run is left: cgroups, pins, policies, processes. */
+static void expect_ab_cleaned_up(struct __test_metadata *_metadata)
+{
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "ls -d /sys/fs/cgroup/collapsectl-ab.* "
 			     PINS "* 2>/dev/null | wc -l"));
 	EXPECT_STREQ("0\n", out);
@@ -294,6 +343,93 @@ TEST_F_TIMEOUT(ctl, ab_prints_both_and_cleans_up, 180)
 	EXPECT_FALSE(policy_attached("B_eager"));
 }
 
+TEST_F_TIMEOUT(ctl, ab_prints_both_and_cleans_up, 180)
+{
+	long a, b;
+
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl ab " BPF "frugal.bpf.o "
+			     BPF "eager.bpf.o --duration 6 --csv /tmp/ab.csv -- "
+			     "collapse_demo --size 8 --sparse 10 --walk 1000"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "A anon_thp kB"));
+	EXPECT_NE(NULL, strstr(out, "A_frugal"));
+	EXPECT_NE(NULL, strstr(out, "B_eager"));
+	EXPECT_NE(NULL, strstr(out, "difference"));
+	EXPECT_NE(NULL, strstr(out, "run A: "));
+	/* frugal refused the sparse ranges, eager collapsed them */
+	ASSERT_TRUE(table_row(out, "failed_exceed_none_pte", &a, &b)) TH_LOG("%s", out);
+	EXPECT_LT(0, a);
+	EXPECT_EQ(0, b);
+	ASSERT_TRUE(table_row(out, "collapse_succeeded", &a, &b));
+	EXPECT_LT(a, b);
+	/* --csv: the header, then one line of five numbers per second */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "head -1 /tmp/ab.csv"));
+	EXPECT_STREQ("seconds,anon_thp_kb_A,anon_thp_kb_B,memory_kb_A,memory_kb_B\n", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "tail -n +2 /tmp/ab.csv | grep -Ecx "
+			     "'[0-9.]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+'"));
+	EXPECT_LE(1, atoi(out)) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "tail -n +2 /tmp/ab.csv | grep -Ecvx "
+			     "'[0-9.]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+'; true"));
+	EXPECT_STREQ("0\n", out);
+	unlink("/tmp/ab.csv");
+	expect_ab_cleaned_up(_metadata);
+}
+
+/*
+ * Ctrl-C: exit 130, and every process of both runs is gone, including a
+ * child that left the run's process group.
+ */
+TEST_F_TIMEOUT(ctl, ab_ctrl_c_kills_both_process_trees, 120)
+{
+	EXPECT_EQ(130, run_cmd(out, sizeof(out), "collapsectl ab " BPF "frugal.bpf.o "
+			       BPF "eager.bpf.o --duration 60 -- sh -c "
+			       "'setsid sleep 1000 & sleep 1000' & sleep 3; "
+			       "kill -INT $!; wait $!")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "interrupted"));
+	EXPECT_NE(NULL, strstr(out, "run A: stopped"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "grep -lsx sleep /proc/[0-9]*/comm; true"));
+	EXPECT_STREQ("", out) TH_LOG("left behind: %s", out);
+	expect_ab_cleaned_up(_metadata);
+}
+
+/* A workload that fails is the exit status, and still cleaned up. */
+TEST_F_TIMEOUT(ctl, ab_failing_workload_fails, 60)
+{
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl ab " BPF "frugal.bpf.o "
+			     BPF "eager.bpf.o --duration 30 -- sh -c 'exit 3'"));
+	EXPECT_NE(NULL, strstr(out, "run A: exit status 3")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "run A failed")) TH_LOG("%s", out);
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl ab " BPF "frugal.bpf.o "
+			     BPF "eager.bpf.o --duration 30 -- /nonexistent"));
+	EXPECT_NE(NULL, strstr(out, "run A: exit status 127")) TH_LOG("%s", out);
+	expect_ab_cleaned_up(_metadata);
+}
+
+/*
+ * load --foreground: governs while it runs, detaches on SIGTERM with the
+ * final counters, and ends by itself when the kernel detaches the policy.
+ */
+TEST_F_TIMEOUT(ctl, load_foreground, 60)
+{
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load --foreground " BPF
+			     "frugal.bpf.o & while [ ! -d " CE_SYSFS "frugal ]; do "
+			     "sleep 0.1; done; "
+			     "test ! -e " PINS "frugal || echo pinned; "
+			     "kill -TERM $!; wait $!")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "until SIGINT/SIGTERM"));
+	EXPECT_EQ(NULL, strstr(out, "pinned"));
+	EXPECT_NE(NULL, strstr(out, "final counters of 'frugal'"));
+	EXPECT_NE(NULL, strstr(out, "detached 'frugal'"));
+	EXPECT_FALSE(policy_attached("frugal"));
+
+	ASSERT_EQ(0, cg_create("ctl_fg", NULL));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "timeout 30 collapsectl load --foreground "
+			     "--cgroup /sys/fs/cgroup/ctl_fg " BPF "frugal.bpf.o & "
+			     "while [ ! -d " CE_SYSFS "frugal ]; do sleep 0.1; done; rmdir /sys/fs/cgroup/ctl_fg; wait $!"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "detached by the kernel")) TH_LOG("%s", out);
+	EXPECT_FALSE(policy_attached("frugal"));
+}
 TEST_F(ctl, bpftool_struct_ops_register)
 {
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "mkdir -p /sys/fs/bpf/bt && bpftool "

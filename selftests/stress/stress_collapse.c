@@ -215,6 +215,14 @@ static int worker(void *arg)
 	return w->bad ? 1 : 0;
 }
 
+/* A policy's counter, 0 when it is not attached. */
+static long stat_or_0(const char *policy, const char *key)
+{
+	long v = policy_stat(policy, key);
+
+	return v > 0 ? v : 0;
+}
+
 /* khugepaged at full speed for the run, the settings restored after it. */
 FIXTURE(stress)
 {
@@ -242,7 +250,9 @@ FIXTURE_TEARDOWN(stress)
 TEST_F_TIMEOUT(stress, run, 600)
 {
 	const char *env = getenv("STRESS_SECONDS");
-	int secs = env ? atoi(env) : 30, i, status, rounds = 0, swaps = 0;
+	int secs = env ? atoi(env) : 30, i, status;
+	int rounds = 0, attached = 0, swaps = 0, tmp_attached = 0;
+	long random_ranges = 0, random_clamped = 0, knobs_ranges = 0;
 	pid_t pids[WORKERS];
 	uint64_t id_a, id_b;
 	time_t end;
@@ -269,16 +279,23 @@ TEST_F_TIMEOUT(stress, run, 600)
 			k1->bss->veto = rounds & 1;
 			lk = knobs_attach(k1);
 		}
+		attached += lr && lk;
 		usleep(200000);
 		k2 = knobs_load("stress_k", id_b);
 		if (lk && k2 && !bpf_link__update_map(lk, k2->maps.knobs))
 			swaps++;
 		usleep(200000);
+		/* The kernel's counters for this round, read while attached. */
+		random_ranges += stat_or_0("random_policy", "ranges_scanned");
+		random_clamped += stat_or_0("random_policy", "batch_size_clamped") +
+				  stat_or_0("random_policy", "target_node_invalid");
+		knobs_ranges += stat_or_0("stress_k", "ranges_scanned");
 		/* a cgroup removed with its policy attached (mid-call: policy_scope) */
 		if (!cg_create("ce_stress/tmp", &id_tmp)) {
 			struct knobs *kt = knobs_load("stress_tmp", id_tmp);
 			struct bpf_link *lt = kt ? knobs_attach(kt) : NULL;
 
+			tmp_attached += !!lt;
 			usleep(50000);
 			cg_remove("ce_stress/tmp");
 			bpf_link__destroy(lt);
@@ -296,8 +313,18 @@ TEST_F_TIMEOUT(stress, run, 600)
 		EXPECT_TRUE(WIFEXITED(status));
 		EXPECT_EQ(0, WEXITSTATUS(status));
 	}
-	TH_LOG("%d policy rounds, %d swaps", rounds, swaps);
-	EXPECT_LT(0, rounds);
+	TH_LOG("%d rounds: %d with both policies attached, %d swaps, %d tmp attached",
+	       rounds, attached, swaps, tmp_attached);
+	TH_LOG("ranges asked: random_policy %ld (%ld answers clamped), stress_k %ld",
+	       random_ranges, random_clamped, knobs_ranges);
+	/* Every round really ran its policies, and the kernel consulted them. */
+	EXPECT_LT(1, rounds);
+	EXPECT_EQ(rounds, attached);
+	EXPECT_EQ(rounds, swaps);
+	EXPECT_EQ(rounds, tmp_attached);
+	EXPECT_LT(0, random_ranges);
+	EXPECT_LT(0, random_clamped);
+	EXPECT_LT(0, knobs_ranges);
 	/* nothing left behind */
 	EXPECT_FALSE(policy_attached("random_policy"));
 	EXPECT_FALSE(policy_attached("stress_k"));
