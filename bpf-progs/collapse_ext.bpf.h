@@ -33,6 +33,13 @@
 /* A pte limit of HPAGE_PMD_NR is no limit (MADV_COLLAPSE's default). */
 #define COLLAPSE_EXT_NO_LIMIT	HPAGE_PMD_NR
 #define COLLAPSE_EXT_ANY_NODE	(-1)
+/*
+ * collapse_ext_ops.flags: a MADV_COLLAPSE batch of this policy keeps the
+ * mmap write lock for the whole batch, even while other tasks wait for it
+ * (by default it lets them in between two PMDs):
+ *	COLLAPSE_EXT_OPS(my_policy, .flags = COLLAPSE_EXT_OPS_NO_YIELD, ...);
+ */
+#define COLLAPSE_EXT_OPS_NO_YIELD	(1ULL << 0)
 /* process_madvise() flags (uapi <asm-generic/mman-common.h>) */
 #define MADV_F_COLLAPSE_LIMITS	0x1
 #define MADV_F_COLLAPSE_DEFRAG	0x2

@@ -33,4 +33,10 @@ kernel-base: $(BASE_BZ)
 bench: initramfs $(BASE_BZ)
 	@selftests/bench/run-bench.sh $(BUILD)/bench $(BASE_BZ)
 
-.PHONY: bench kernel-base
+# README.md's Performance numbers, regenerated from the last bench run.
+bench-readme:
+	@test -f $(BUILD)/bench/results.json || \
+		{ echo "bench-readme: no $(BUILD)/bench/results.json: run make bench" >&2; exit 1; }
+	@python3 selftests/bench/report.py --readme README.md $(BUILD)/bench/results.json
+
+.PHONY: bench bench-readme kernel-base

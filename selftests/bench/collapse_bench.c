@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * collapse_bench: the in-guest half of `make bench`. Each subcommand
- * measures one thing and prints one "BENCH {json}" line per result for the
- * host (selftests/bench/run-bench.sh) to tabulate and plot.
+ * measures one thing and prints one "BENCH {json}" line per sample (one
+ * repetition of one case) for the host: selftests/bench/report.py turns
+ * them into medians with 95% confidence intervals. The cases of a
+ * benchmark are interleaved, in a new random order every repetition, after
+ * a warm-up that is not reported. A sample whose collapse failed says so
+ * ("ok": 0) and is left out of the timings.
  *
- *   collapse_bench hooks [--mb N] [--reps N]  MADV_COLLAPSE time per GiB with
- *                                             no policy, passthrough at the
- *                                             root, passthrough 3 levels up
- *   collapse_bench batch [--mb N]             batch sizes 1, 8, 64: time per
- *                                             GiB and another thread's
- *                                             mmap+fault latency
- *   collapse_bench khugepaged [--mb N]        time to 90% coverage: default,
- *                                             eager, pages_to_scan x8
- *   collapse_bench memcpy [--mb N]            2 MiB memcpy bandwidth vs
- *                                             collapse throughput
+ *   collapse_bench hooks [--mb N] [--reps N]   MADV_COLLAPSE time per GiB:
+ *       no policy at the root and 3 cgroup levels down (memcg on at each),
+ *       passthrough at the root, 3 levels up, on an unrelated leaf
+ *   collapse_bench batch [--mb N] [--reps N]   batch sizes 1, 8, 64, each
+ *       yielding the mmap lock to waiters and not: time per GiB, and the
+ *       latency of a writer (mmap+touch) and a reader (fault) beside it
+ *   collapse_bench khugepaged [--mb N] [--reps N]   time to 90% coverage:
+ *       default, eager, pages_to_scan x8
+ *   collapse_bench memcpy [--mb N] [--reps N]  2 MiB memcpy bandwidth vs
+ *       collapse throughput
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,13 +33,15 @@
 #include "collapse_test.h"
 #include "policy_test.h"
 #include "run_cmd.h"
+#include "ops_data.h"
 #include "bench_batch.skel.h"
 
 #define BPF "/usr/share/collapse_ext/bpf/"
+#define COLLAPSE_EXT_OPS_NO_YIELD	1
 
 static char out[1 << 14];
 static unsigned long mb = 256;
-static int reps = 5;
+static int reps = 7;
 
 static double now(void)
 {
@@ -52,50 +58,59 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Seconds for one MADV_COLLAPSE over @mib freshly faulted MiB. */
-static double collapse_once(unsigned long mib)
+/* Shuffle @n ints (Fisher-Yates): the order of the cases in a repetition. */
+static void shuffle(int *v, int n)
+{
+	for (int i = n - 1; i > 0; i--) {
+		int j = rand() % (i + 1), t = v[i];
+
+		v[i] = v[j];
+		v[j] = t;
+	}
+}
+
+/* Seconds for one MADV_COLLAPSE over @mib freshly faulted MiB; *ok: it worked. */
+static double collapse_once(unsigned long mib, bool *ok)
 {
 	struct region r;
 	double t;
 
+	*ok = false;
 	if (region_map(&r, mib / 2))
 		return -1;
 	region_fill(&r, NULL);
 	t = now();
-	if (madvise(r.p, r.len, MADV_COLLAPSE))
-		fprintf(stderr, "collapse_bench: MADV_COLLAPSE: %s\n", strerror(errno));
+	*ok = !madvise(r.p, r.len, MADV_COLLAPSE);
 	t = now() - t;
+	if (!*ok)
+		fprintf(stderr, "collapse_bench: MADV_COLLAPSE: %s\n", strerror(errno));
 	region_unmap(&r);
 	return t;
 }
 
-/* Median seconds per GiB over @reps fresh mappings. */
-static double collapse_per_gib(unsigned long mib, int n)
-{
-	double t[32];
-	int i;
-
-	collapse_once(mib);	/* warm up */
-	for (i = 0; i < n && i < 32; i++)
-		t[i] = collapse_once(mib) * 1024 / mib;
-	qsort(t, i, sizeof(t[0]), cmp_double);
-	return t[i / 2];
-}
-
 /* One timed collapse in a child (in a cgroup), result through shared memory */
-static double *shared_result;
+struct shared_result {
+	double s_per_gib;
+	bool ok;
+};
+static struct shared_result *shared_result;
 
 static int timed_in_cgroup(void *arg)
 {
-	*shared_result = collapse_once(mb) * 1024 / mb;
+	bool ok;
+
+	shared_result->s_per_gib = collapse_once(mb, &ok) * 1024 / mb;
+	shared_result->ok = ok;
 	return 0;
 }
 
-static double timed(const char *cg)
+static bool timed(const char *cg, double *s_per_gib)
 {
-	*shared_result = -1;
-	run_in_cgroup(cg, timed_in_cgroup, NULL);
-	return *shared_result;
+	shared_result->ok = false;
+	if (run_in_cgroup(cg, timed_in_cgroup, NULL))
+		return false;
+	*s_per_gib = shared_result->s_per_gib;
+	return shared_result->ok;
 }
 
 static long hook_calls(const char *policy)
@@ -105,87 +120,107 @@ static long hook_calls(const char *policy)
 	       policy_stat(policy, "calls_batch_size");
 }
 
-static void report(const char *c, double *t, int n, long calls, long pmds)
+/*
+ * The cases: where the workload runs, and where passthrough is attached
+ * (NULL: no policy). "none_nested" is the control for "passthrough_nested":
+ * the same three memcg levels to charge, no policy to find.
+ */
+static const struct hook_case {
+	const char *name, *workload_cg, *policy_cg;
+	bool needs_patch;
+} hook_cases[] = {
+	{ "none", "", NULL, false },
+	{ "none_nested", "b1/b2/b3", NULL, false },
+	{ "passthrough_root", "", CGROOT, true },
+	{ "passthrough_nested", "b1/b2/b3", CGROOT "b1", true },
+	{ "unrelated_leaf_policy", "", CGROOT "bleaf", true },
+};
+#define NR_HOOK_CASES	((int)(sizeof(hook_cases) / sizeof(hook_cases[0])))
+
+static int hook_sample(const struct hook_case *c, int rep)
 {
-	qsort(t, n, sizeof(t[0]), cmp_double);
-	printf("BENCH {\"bench\": \"hooks\", \"case\": \"%s\", \"mib\": %lu, "
-	       "\"reps\": %d, \"s_per_gib\": %.4f, \"min\": %.4f, \"max\": %.4f, "
-	       "\"hook_calls_per_collapse\": %ld, \"pmds_per_collapse\": %ld}\n",
-	       c, mb, n, t[n / 2], t[0], t[n - 1], calls, pmds);
+	long calls = 0, ranges = 0;
+	double t = 0;
+	bool ok;
+
+	if (c->policy_cg && run_cmd(out, sizeof(out), "collapsectl load " BPF
+				    "passthrough.bpf.o --cgroup %s", c->policy_cg))
+		return fprintf(stderr, "%s", out), 1;
+	ok = timed(c->workload_cg, &t);
+	if (c->policy_cg) {
+		calls = hook_calls("passthrough");
+		ranges = policy_stat("passthrough", "ranges_scanned");
+		run_cmd(out, sizeof(out), "collapsectl unload passthrough");
+	}
+	printf("BENCH {\"bench\": \"hooks\", \"case\": \"%s\", \"rep\": %d, "
+	       "\"mib\": %lu, \"ok\": %d, \"s_per_gib\": %.5f, "
+	       "\"hook_calls\": %ld, \"ranges\": %ld}\n",
+	       c->name, rep, mb, ok, t, calls, ranges);
+	return 0;
 }
 
 /*
- * The three cases interleaved, rep after rep, so that drift of the host
- * (other load, TCG warm-up) hits them alike; medians reported.
+ * Every case once per repetition, in a new random order each time, so that
+ * drift of the host (other load, TCG warm-up) hits them alike.
  */
 static int hooks(void)
 {
-	double none[32], root[32], nested[32], leaf[32];
-	long calls_root = 0, calls_nested = 0, pmds = 0;
 	bool patched = !access(CE_SYSFS "policies", F_OK);
-	int r, n = reps < 32 ? reps : 32;
+	int order[NR_HOOK_CASES], r, i, n = 0;
+	double t;
 
 	shared_result = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shared_result == MAP_FAILED)
 		return 1;
-	if (patched) {
-		/* policy on /b1, process in /b1/b2/b3: a three-level walk up */
-		cg_create("b1", NULL);
-		cg_create("b1/b2", NULL);
-		cg_create("b1/b2/b3", NULL);
-		cg_create("bleaf", NULL);
+	/* memcg on at every level: the nested cases charge three levels */
+	write_str(CGROOT "cgroup.subtree_control", "+memory");
+	cg_create("b1", NULL);
+	write_str(CGROOT "b1/cgroup.subtree_control", "+memory");
+	cg_create("b1/b2", NULL);
+	write_str(CGROOT "b1/b2/cgroup.subtree_control", "+memory");
+	cg_create("b1/b2/b3", NULL);
+	cg_create("bleaf", NULL);
+	for (i = 0; i < NR_HOOK_CASES; i++)
+		if (patched || !hook_cases[i].needs_patch)
+			order[n++] = i;
+	for (i = 0; i < n; i++)		/* warm up, not reported */
+		timed(hook_cases[order[i]].workload_cg, &t);
+	for (r = 0; r < reps; r++) {
+		shuffle(order, n);
+		for (i = 0; i < n; i++)
+			if (hook_sample(&hook_cases[order[i]], r))
+				return 1;
 	}
-	timed("");	/* warm up */
-	for (r = 0; r < n; r++) {
-		none[r] = timed("");
-		if (!patched)
-			continue;
-		if (run_cmd(out, sizeof(out), "collapsectl load " BPF "passthrough.bpf.o"))
-			return fprintf(stderr, "%s", out), 1;
-		root[r] = timed("");
-		calls_root = hook_calls("passthrough");
-		pmds = policy_stat("passthrough", "ranges_scanned");
-		run_cmd(out, sizeof(out), "collapsectl unload passthrough");
-		if (run_cmd(out, sizeof(out), "collapsectl load " BPF "passthrough.bpf.o "
-			    "--cgroup " CGROOT "b1"))
-			return fprintf(stderr, "%s", out), 1;
-		nested[r] = timed("b1/b2/b3");
-		calls_nested = hook_calls("passthrough");
-		run_cmd(out, sizeof(out), "collapsectl unload passthrough");
-		/* a policy on an unrelated leaf: the workload in the root pays
-		 * one lookup per request, no hook call */
-		if (run_cmd(out, sizeof(out), "collapsectl load " BPF "passthrough.bpf.o "
-			    "--cgroup " CGROOT "bleaf"))
-			return fprintf(stderr, "%s", out), 1;
-		leaf[r] = timed("");
-		run_cmd(out, sizeof(out), "collapsectl unload passthrough");
-	}
-	report("none", none, n, 0, mb / 2);
-	if (patched) {
-		report("passthrough_root", root, n, calls_root, pmds);
-		report("passthrough_nested", nested, n, calls_nested, pmds);
-		report("unrelated_leaf_policy", leaf, n, 0, pmds);
-		cg_remove("bleaf");
-		cg_remove("b1/b2/b3");
-		cg_remove("b1/b2");
-		cg_remove("b1");
-	}
+	cg_remove("bleaf");
+	cg_remove("b1/b2/b3");
+	cg_remove("b1/b2");
+	cg_remove("b1");
 	return 0;
 }
 
-/* Another thread maps and touches fresh 64 KiB chunks, timing each. */
+/*
+ * Threads beside a MADV_COLLAPSE, each timing what it does in a loop:
+ * the writer maps, touches and unmaps a fresh 64 KiB chunk (mmap and
+ * munmap take the mmap write lock); the reader drops and faults back 16
+ * pages of the collapsing vma's own tail, past the collapsed range (its
+ * faults cannot take the per-vma lock while the collapse holds the vma:
+ * they wait for the mmap read lock).
+ */
+#define MAX_PROBES	200000
+
 struct prober {
 	volatile int stop;
-	double lat[200000];
+	char *tail;		/* reader: 64 MiB of the vma, past the range */
+	double lat[MAX_PROBES];
 	int n;
 };
 
-static void *probe(void *arg)
+static void *write_probe(void *arg)
 {
 	struct prober *p = arg;
 
-	while (!p->stop && p->n < 200000) {
+	while (!p->stop && p->n < MAX_PROBES) {
 		double t = now();
 		char *c = mmap(NULL, 64 << 10, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -194,56 +229,131 @@ static void *probe(void *arg)
 			break;
 		for (int i = 0; i < 16; i++)
 			c[i * PAGE_SZ] = 1;
-		p->lat[p->n++] = now() - t;
 		munmap(c, 64 << 10);
+		p->lat[p->n++] = now() - t;
 	}
 	return NULL;
 }
 
+static void *read_probe(void *arg)
+{
+	struct prober *p = arg;
+	size_t off = 0;
+
+	while (!p->stop && p->n < MAX_PROBES) {
+		double t = now();
+		char *c = p->tail + off;
+
+		madvise(c, 64 << 10, MADV_DONTNEED);
+		for (int i = 0; i < 16; i++)
+			c[i * PAGE_SZ] = 1;
+		p->lat[p->n++] = now() - t;
+		off = (off + (64 << 10)) % (64 << 20);
+	}
+	return NULL;
+}
+
+/* "SIDE_p50_us": ..., "SIDE_p99_us": ..., "SIDE_max_us": ... of a prober */
+static void print_lat(const char *side, struct prober *p)
+{
+	qsort(p->lat, p->n, sizeof(p->lat[0]), cmp_double);
+	printf("\"%s_probes\": %d, \"%s_p50_us\": %.1f, \"%s_p99_us\": %.1f, "
+	       "\"%s_max_us\": %.1f", side, p->n, side,
+	       p->n ? p->lat[p->n / 2] * 1e6 : 0, side,
+	       p->n ? p->lat[p->n * 99 / 100] * 1e6 : 0, side,
+	       p->n ? p->lat[p->n - 1] * 1e6 : 0);
+}
+
+/* Every latency of a prober, for the CDF plots (first repetition only). */
+static void print_cdf(const char *cfg, const char *side, struct prober *p)
+{
+	for (int i = 0; i < p->n; i++)
+		printf("LAT %s %s %.1f\n", cfg, side, p->lat[i] * 1e6);
+}
+
+/*
+ * One MADV_COLLAPSE of mb MiB with batches of @pmds, yielding the mmap
+ * lock to waiters or not (COLLAPSE_EXT_OPS_NO_YIELD), the probers beside it.
+ */
+static int batch_sample(unsigned int pmds, bool no_yield, int rep, bool report)
+{
+	static struct prober wr, rd;
+	struct bench_batch *skel = bench_batch__open();
+	struct bpf_link *link;
+	struct region r;
+	pthread_t tw, tr;
+	char cfg[32];
+	double s;
+	bool ok;
+
+	if (!skel)
+		return 1;
+	skel->rodata->batch_pmds = pmds;
+	if (ops_data_set_u64(skel->obj, skel->maps.bench_batch, "flags",
+			     no_yield ? COLLAPSE_EXT_OPS_NO_YIELD : 0) ||
+	    bench_batch__load(skel) ||
+	    !(link = bpf_map__attach_struct_ops(skel->maps.bench_batch))) {
+		fprintf(stderr, "collapse_bench: cannot attach the batch policy\n");
+		bench_batch__destroy(skel);
+		return 1;
+	}
+	/* the range, then 64 MiB of the same vma for the reader */
+	if (region_map(&r, mb / 2 + 32))
+		return 1;
+	region_fill(&r, NULL);
+	memset(&wr, 0, sizeof(wr));
+	memset(&rd, 0, sizeof(rd));
+	rd.tail = r.p + (mb << 20);
+	pthread_create(&tw, NULL, write_probe, &wr);
+	pthread_create(&tr, NULL, read_probe, &rd);
+	usleep(100000);
+	s = now();
+	ok = !madvise(r.p, mb << 20, MADV_COLLAPSE);
+	s = now() - s;
+	if (!ok)
+		fprintf(stderr, "collapse_bench: MADV_COLLAPSE, batch %u: %s\n",
+			pmds, strerror(errno));
+	wr.stop = 1;
+	rd.stop = 1;
+	pthread_join(tw, NULL);
+	pthread_join(tr, NULL);
+	if (report) {
+		printf("BENCH {\"bench\": \"batch\", \"batch\": %u, \"yield\": %d, "
+		       "\"rep\": %d, \"mib\": %lu, \"ok\": %d, \"s_per_gib\": %.4f, "
+		       "\"collapse_s\": %.4f, ", pmds, !no_yield, rep, mb, ok,
+		       s * 1024 / mb, s);
+		print_lat("write", &wr);
+		printf(", ");
+		print_lat("read", &rd);
+		printf(", \"batches\": %ld, \"lock_yields\": %ld}\n",
+		       policy_stat("bench_batch", "batches"),
+		       policy_stat("bench_batch", "lock_yields"));
+		if (rep == 0) {
+			snprintf(cfg, sizeof(cfg), "%u%s", pmds,
+				 no_yield ? "_no_yield" : "_yield");
+			print_cdf(cfg, "write", &wr);
+			print_cdf(cfg, "read", &rd);
+		}
+	}
+	region_unmap(&r);
+	bpf_link__destroy(link);
+	bench_batch__destroy(skel);
+	return 0;
+}
+
+/* Batch sizes 1, 8 and 64, each yielding and not, in random order per rep. */
 static int batch(void)
 {
 	static const unsigned int sizes[] = { 1, 8, 64 };
-	static struct prober pr;
+	int order[6] = { 0, 1, 2, 3, 4, 5 }, r, i;
 
-	for (size_t i = 0; i < 3; i++) {
-		struct bench_batch *skel = bench_batch__open();
-		struct bpf_link *link;
-		struct region r;
-		pthread_t t;
-		double s;
-
-		if (!skel)
-			return 1;
-		skel->rodata->batch_pmds = sizes[i];
-		if (bench_batch__load(skel) ||
-		    !(link = bpf_map__attach_struct_ops(skel->maps.bench_batch))) {
-			fprintf(stderr, "collapse_bench: cannot attach the batch policy\n");
-			return 1;
-		}
-		if (region_map(&r, mb / 2))
-			return 1;
-		region_fill(&r, NULL);
-		memset(&pr, 0, sizeof(pr));
-		pthread_create(&t, NULL, probe, &pr);
-		usleep(100000);
-		s = now();
-		madvise(r.p, r.len, MADV_COLLAPSE);
-		s = now() - s;
-		pr.stop = 1;
-		pthread_join(t, NULL);
-		qsort(pr.lat, pr.n, sizeof(pr.lat[0]), cmp_double);
-		printf("BENCH {\"bench\": \"batch\", \"batch\": %u, \"mib\": %lu, "
-		       "\"s_per_gib\": %.4f, \"probes\": %d, \"p50_us\": %.1f, "
-		       "\"p99_us\": %.1f, \"max_us\": %.1f, \"batches\": %ld}\n",
-		       sizes[i], mb, s * 1024 / mb, pr.n,
-		       pr.n ? pr.lat[pr.n / 2] * 1e6 : 0,
-		       pr.n ? pr.lat[pr.n * 99 / 100] * 1e6 : 0,
-		       pr.n ? pr.lat[pr.n - 1] * 1e6 : 0,
-		       policy_stat("bench_batch", "batches"));
-		fflush(stdout);
-		region_unmap(&r);
-		bpf_link__destroy(link);
-		bench_batch__destroy(skel);
+	if (batch_sample(8, false, -1, false))		/* warm up */
+		return 1;
+	for (r = 0; r < reps; r++) {
+		shuffle(order, 6);
+		for (i = 0; i < 6; i++)
+			if (batch_sample(sizes[order[i] / 2], order[i] % 2, r, true))
+				return 1;
 	}
 	return 0;
 }
@@ -270,42 +380,50 @@ static double khugepaged_cpu(void)
 	return (ut + st) / ticks;
 }
 
-/* Seconds until 90% of @mib of MADV_HUGEPAGE memory is huge (0: never). */
-static double coverage(const char *c, unsigned long pages)
+#define COVERAGE_LIMIT_S	90
+
+/*
+ * Time until 90% of mb MiB of MADV_HUGEPAGE memory is huge; "s_to_90pct"
+ * is null when it never got there within COVERAGE_LIMIT_S.
+ */
+static void coverage(const char *c, unsigned long pages, int rep)
 {
 	struct region r;
-	double t0, cpu0, t = 0;
+	double t0, cpu0, t = -1;
+	char when[32] = "null";
 
 	write_num(KHUGEPAGED "pages_to_scan", pages);
 	if (region_map(&r, mb / 2))
-		return -1;
+		return;
 	region_fill(&r, NULL);
 	cpu0 = khugepaged_cpu();
 	t0 = now();
 	madvise(r.p, r.len, MADV_HUGEPAGE);
-	while (now() - t0 < 120) {
+	while (now() - t0 < COVERAGE_LIMIT_S) {
 		unsigned long kb = anon_huge_kb(0, r.p, r.len);
 
-		printf("SERIES khugepaged %s %.2f %.1f\n", c, now() - t0,
-		       kb * 100.0 / (r.len / 1024));
+		if (rep == 0)
+			printf("SERIES khugepaged %s %.2f %.1f\n", c, now() - t0,
+			       kb * 100.0 / (r.len / 1024));
 		if (kb * 10 >= r.len / 1024 * 9) {
 			t = now() - t0;
 			break;
 		}
 		usleep(250000);
 	}
-	printf("BENCH {\"bench\": \"khugepaged\", \"case\": \"%s\", \"mib\": %lu, "
-	       "\"pages_to_scan\": %lu, \"s_to_90pct\": %.2f, \"khugepaged_cpu_s\": %.2f}\n",
-	       c, mb, pages, t, khugepaged_cpu() - cpu0);
-	fflush(stdout);
+	if (t >= 0)
+		snprintf(when, sizeof(when), "%.2f", t);
+	printf("BENCH {\"bench\": \"khugepaged\", \"case\": \"%s\", \"rep\": %d, "
+	       "\"mib\": %lu, \"pages_to_scan\": %lu, \"s_to_90pct\": %s, "
+	       "\"limit_s\": %d, \"khugepaged_cpu_s\": %.2f}\n",
+	       c, rep, mb, pages, when, COVERAGE_LIMIT_S, khugepaged_cpu() - cpu0);
 	region_unmap(&r);
-	return t;
 }
 
 static int khugepaged(void)
 {
 	struct thp_settings s;
-	int rc = 0;
+	int order[] = { 0, 1, 2 }, r, i, rc = 0;
 
 	thp_save_settings();
 	thp_read_settings(&s);
@@ -313,38 +431,58 @@ static int khugepaged(void)
 	s.khugepaged.scan_sleep_millisecs = 1000;
 	s.thp_enabled = THP_MADVISE;
 	thp_push_settings(&s);
-	coverage("default", 4096);
-	if (run_cmd(out, sizeof(out), "collapsectl load " BPF "eager.bpf.o")) {
-		fprintf(stderr, "%s", out);
-		rc = 1;
-	} else {
-		coverage("eager", 4096);
-		run_cmd(out, sizeof(out), "collapsectl unload eager");
-		coverage("pages_to_scan_x8", 8 * 4096);
+	for (r = 0; r < reps && !rc; r++) {
+		shuffle(order, 3);
+		for (i = 0; i < 3 && !rc; i++) {
+			switch (order[i]) {
+			case 0:
+				coverage("default", 4096, r);
+				break;
+			case 1:
+				if (run_cmd(out, sizeof(out), "collapsectl load " BPF
+					    "eager.bpf.o")) {
+					fprintf(stderr, "%s", out);
+					rc = 1;
+					break;
+				}
+				coverage("eager", 4096, r);
+				run_cmd(out, sizeof(out), "collapsectl unload eager");
+				break;
+			case 2:
+				coverage("pages_to_scan_x8", 8 * 4096, r);
+				break;
+			}
+		}
 	}
 	thp_restore_settings();
 	return rc;
 }
 
+/* Per repetition: memcpy of 2 MiB blocks, then one collapse of as much. */
 static int memcpy_bw(void)
 {
 	struct region src, dst;
-	double t, copy, col;
-	int i, n = 4;
+	int r, i, n = 4;
 
 	if (region_map(&src, mb / 2) || region_map(&dst, mb / 2))
 		return 1;
 	region_fill(&src, NULL);
 	memset(dst.p, 0, dst.len);
-	t = now();
-	for (i = 0; i < n; i++)
-		for (size_t off = 0; off < src.len; off += HPAGE_SZ)
-			memcpy(dst.p + off, src.p + off, HPAGE_SZ);
-	copy = (double)src.len * n / (now() - t) / (1 << 20);
-	col = 1024 / collapse_per_gib(mb, 3);
-	printf("BENCH {\"bench\": \"memcpy\", \"mib\": %lu, \"memcpy_mib_s\": %.1f, "
-	       "\"collapse_mib_s\": %.1f, \"ratio\": %.3f}\n", mb, copy, col,
-	       col / copy);
+	for (r = -1; r < reps; r++) {	/* r == -1: warm up */
+		double t = now(), copy, col;
+		bool ok;
+
+		for (i = 0; i < n; i++)
+			for (size_t off = 0; off < src.len; off += HPAGE_SZ)
+				memcpy(dst.p + off, src.p + off, HPAGE_SZ);
+		copy = (double)src.len * n / (now() - t) / (1 << 20);
+		col = mb / collapse_once(mb, &ok);
+		if (r >= 0)
+			printf("BENCH {\"bench\": \"memcpy\", \"rep\": %d, \"mib\": %lu, "
+			       "\"ok\": %d, \"memcpy_mib_s\": %.1f, "
+			       "\"collapse_mib_s\": %.1f, \"ratio\": %.4f}\n",
+			       r, mb, ok, copy, col, col / copy);
+	}
 	region_unmap(&src);
 	region_unmap(&dst);
 	return 0;
@@ -373,7 +511,12 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
+	if (mb < 2 || reps < 1) {
+		fprintf(stderr, "collapse_bench: --mb needs >= 2, --reps >= 1\n");
+		return 2;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	srand(time(NULL) ^ getpid());
 	if (!strcmp(argv[1], "hooks"))
 		return hooks();
 	if (!strcmp(argv[1], "batch"))

@@ -1,8 +1,12 @@
 #!/bin/sh
 # make bench: boot the unpatched and the patched kernel, run collapse_bench
-# in each, and print one table per benchmark; the results go to
-# OUTDIR/results.json, the plots to OUTDIR/*.png.
+# in each, and print the tables (selftests/bench/report.py: medians with
+# 95% confidence intervals); every sample goes to OUTDIR/results.json, the
+# plots to OUTDIR/*.png.
 # Usage: run-bench.sh OUTDIR BASE_BZIMAGE
+# Environment: BENCH_MB (default 256), BENCH_REPS (default 7, at least 6
+# for a 95% interval of a median), BENCH_ICOUNT_REPS (default 7),
+# BENCH_REPORT_ONLY=1 to tabulate what the last run left in OUTDIR.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 RUN=$HERE/../vm/run
@@ -10,6 +14,7 @@ OUT=$1
 BASE=$2
 MB=${BENCH_MB:-256}
 REPS=${BENCH_REPS:-7}
+IREPS=${BENCH_ICOUNT_REPS:-7}
 ICOUNT=${BENCH_ICOUNT:--icount shift=3,sleep=off}
 mkdir -p "$OUT"
 
@@ -17,7 +22,7 @@ mkdir -p "$OUT"
 boot() {
 	label=$1; kernel=$2; extra=$3; shift 3
 	echo "== $label: $*" >&2
-	KERNEL=$kernel QEMU_EXTRA=$extra "$RUN" --timeout 1800 \
+	KERNEL=$kernel QEMU_EXTRA=$extra "$RUN" --timeout 3600 \
 		--log "$OUT/$label.log" -- "$@" > /dev/null 2>&1 || {
 		echo "run-bench: $label failed; see $OUT/$label.log" >&2
 		tail -n 20 "$OUT/$label.log" >&2
@@ -25,105 +30,74 @@ boot() {
 	}
 	tr -d '\r' < "$OUT/$label.log" | sed -n "s/^BENCH {/{\"kernel\": \"$label\", /p" >> "$OUT/lines"
 	tr -d '\r' < "$OUT/$label.log" | sed -n 's/^SERIES //p' >> "$OUT/series"
+	tr -d '\r' < "$OUT/$label.log" | sed -n 's/^LAT //p' >> "$OUT/latencies"
 }
 
 PATCHED=${KERNEL:-$HERE/../../build/kobj/arch/x86/boot/bzImage}
-# BENCH_REPORT_ONLY=1: tabulate what the last run left in OUTDIR
 if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
-: > "$OUT/lines"
-: > "$OUT/series"
-boot unpatched-tcg "$BASE" "" collapse_bench hooks --mb "$MB" --reps "$REPS"
-boot patched-tcg "$PATCHED" "" collapse_bench hooks --mb "$MB" --reps "$REPS"
-boot unpatched-icount "$BASE" "$ICOUNT" collapse_bench hooks --mb "$MB" --reps 3
-boot patched-icount "$PATCHED" "$ICOUNT" collapse_bench hooks --mb "$MB" --reps 3
-boot patched-batch "$PATCHED" "" collapse_bench batch --mb 512
-boot patched-khugepaged "$PATCHED" "" collapse_bench khugepaged --mb "$MB"
-boot patched-memcpy "$PATCHED" "" collapse_bench memcpy --mb "$MB"
+	load=$(cut -d' ' -f1-3 /proc/loadavg)
+	: > "$OUT/lines"
+	: > "$OUT/series"
+	: > "$OUT/latencies"
+	boot unpatched-tcg "$BASE" "" collapse_bench hooks --mb "$MB" --reps "$REPS"
+	boot patched-tcg "$PATCHED" "" collapse_bench hooks --mb "$MB" --reps "$REPS"
+	boot unpatched-icount "$BASE" "$ICOUNT" collapse_bench hooks --mb "$MB" --reps "$IREPS"
+	boot patched-icount "$PATCHED" "$ICOUNT" collapse_bench hooks --mb "$MB" --reps "$IREPS"
+	boot patched-batch "$PATCHED" "" collapse_bench batch --mb 512 --reps "$REPS"
+	boot patched-khugepaged "$PATCHED" "" collapse_bench khugepaged --mb "$MB" --reps "$REPS"
+	boot patched-memcpy "$PATCHED" "" collapse_bench memcpy --mb "$MB" --reps "$REPS"
+	{
+		printf '{"meta": {"date": "%s", "host": "%s", "cpus": %s, ' \
+			"$(date -u +%Y-%m-%d)" "$(uname -m) $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)" "$(nproc)"
+		printf '"qemu": "%s", "guest": "2 vCPUs, 3 GiB, numa=fake=2, TCG", ' \
+			"$(qemu-system-x86_64 --version | head -1 | sed 's/ (.*//')"
+		printf '"loadavg": "%s", "reps": %s, "icount_reps": %s},\n "samples": [\n' \
+			"$load" "$REPS" "$IREPS"
+		sed '$!s/$/,/' "$OUT/lines"
+		echo "]}"
+	} > "$OUT/results.json"
 fi
 
-{ echo "["; sed '$!s/$/,/' "$OUT/lines"; echo "]"; } > "$OUT/results.json"
-
-# field LINE KEY
-J='function f(k,   m) { if (match($0, "\"" k "\": \"?[^,}\"]*")) { m = substr($0, RSTART, RLENGTH); sub(/^[^:]*: "?/, "", m); return m } return "" }'
-
-echo
-echo "1. Hook cost: MADV_COLLAPSE of $MB MiB, fresh mappings, median s/GiB ($REPS reps TCG, 3 icount)"
-awk "$J"'
-f("bench") == "hooks" && f("s_per_gib") != "" {
-	mode = f("kernel"); sub(/^(un)?patched-/, "", mode)
-	key = (f("kernel") ~ /^unpatched/ ? "unpatched" : "patched") "/" f("case")
-	t[mode, key] = f("s_per_gib"); calls[mode, key] = f("hook_calls_per_collapse")
-	spread[mode, key] = f("max") - f("min")
-	pmds[mode, key] = f("pmds_per_collapse"); modes[mode] = 1
-}
-END {
-	split("unpatched/none patched/none patched/passthrough_root patched/passthrough_nested patched/unrelated_leaf_policy", ks, " ")
-	for (mode in modes) {
-		printf "  %-6s %-30s %10s %12s %12s %14s\n", mode, "kernel/policy", "s/GiB", "vs unpatched", "vs no policy", "ns/hook call"
-		printf "  %-6s (hook calls per %s MiB collapse: %s)\n", "", '"$MB"', calls[mode, "patched/passthrough_root"]
-		base = t[mode, "unpatched/none"]; np = t[mode, "patched/none"]
-		for (i = 1; i <= 5; i++) {
-			k = ks[i]
-			if (t[mode, k] == "") continue
-			hc = ""
-			if (calls[mode, k] > 0 && np > 0) {
-				# time per collapse = s/GiB * MiB/1024; a difference
-				# smaller than the spread of the reps is noise
-				if (t[mode, k] - np < spread[mode, k] || t[mode, k] - np < spread[mode, "patched/none"])
-					hc = "below noise"
-				else
-					hc = sprintf("%.0f", (t[mode, k] - np) * '"$MB"' / 1024 / calls[mode, k] * 1e9)
-			}
-			vb = (base > 0) ? (t[mode, k] / base - 1) * 100 : 0
-			vn = (np > 0) ? (t[mode, k] / np - 1) * 100 : 0
-			printf "  %-6s %-30s %10.4f %+11.2f%% %+11.2f%% %14s\n", mode, k, t[mode, k], vb, vn, hc
-		}
-	}
-}' "$OUT/lines"
-
-echo
-echo "2. Batch size: MADV_COLLAPSE of 512 MiB; another thread's mmap+touch of 64 KiB"
-awk "$J"'
-f("bench") == "batch" {
-	if (!hdr++) printf "  %6s %10s %10s %12s %12s %12s\n", "batch", "s/GiB", "probes", "p50 us", "p99 us", "max us"
-	printf "  %6s %10s %10s %12s %12s %12s\n", f("batch"), f("s_per_gib"), f("probes"), f("p50_us"), f("p99_us"), f("max_us")
-	print f("batch"), f("p99_us"), f("max_us"), f("s_per_gib") > ("'"$OUT"'/batch.dat")
-}' "$OUT/lines"
-
-echo
-echo "3. khugepaged: $MB MiB MADV_HUGEPAGE, scan_sleep 1 s, time to 90% AnonHugePages"
-awk "$J"'
-f("bench") == "khugepaged" {
-	if (!hdr++) printf "  %-20s %14s %12s %18s\n", "case", "pages_to_scan", "s to 90%", "khugepaged CPU s"
-	printf "  %-20s %14s %12s %18s\n", f("case"), f("pages_to_scan"), f("s_to_90pct"), f("khugepaged_cpu_s")
-}' "$OUT/lines"
-
-echo
-echo "4. The limit: collapse throughput vs in-guest memcpy of 2 MiB blocks"
-awk "$J"'
-f("bench") == "memcpy" {
-	printf "  memcpy %s MiB/s, collapse %s MiB/s: collapse runs at %.1f%% of the copy it cannot avoid\n",
-		f("memcpy_mib_s"), f("collapse_mib_s"), f("ratio") * 100
-}' "$OUT/lines"
+python3 "$HERE/report.py" "$OUT/results.json"
 
 if command -v gnuplot >/dev/null; then
 	for c in default eager pages_to_scan_x8; do
 		awk -v c=$c '$1 == "khugepaged" && $2 == c { print $3, $4 }' "$OUT/series" > "$OUT/coverage-$c.dat"
 	done
+	# CDF of every stall of the first rep: one file per configuration and side
+	rm -f "$OUT"/cdf-*.dat
+	sort -k1,1 -k2,2 -k3,3g "$OUT/latencies" | awk -v out="$OUT" '
+		{ f = out "/cdf-" $2 "-" $1 ".dat"; v[f, ++n[f]] = $3 }
+		END { for (f in n) for (i = 1; i <= n[f]; i++) print v[f, i], i / n[f] > f }'
+	cdfplot() {	# SIDE: a gnuplot plot command over every configuration
+		sep="plot"
+		for c in 1_yield 1_no_yield 8_yield 8_no_yield 64_yield 64_no_yield; do
+			f="$OUT/cdf-$1-$c.dat"
+			[ -s "$f" ] || continue
+			dt=1; case $c in *no_yield) dt=2 ;; esac
+			printf '%s "%s" with lines lw 2 dt %s title "batch %s"' "$sep" "$f" "$dt" \
+				"$(echo "$c" | tr _ ' ')"
+			sep=","
+		done
+		echo
+	}
 	gnuplot <<GP
 set terminal png size 900,500 noenhanced
 set output "$OUT/khugepaged-coverage.png"
-set title "khugepaged coverage of $MB MiB over time (scan_sleep 1 s)"
+set title "khugepaged coverage of $MB MiB over time (scan_sleep 1 s, first rep)"
 set xlabel "seconds"; set ylabel "AnonHugePages (%)"; set grid; set key right bottom
 plot "$OUT/coverage-default.dat" with lines lw 2 title "default (4096 pages/pass)", \
      "$OUT/coverage-eager.dat" with lines lw 2 title "eager policy", \
      "$OUT/coverage-pages_to_scan_x8.dat" with lines lw 2 dt 2 title "pages_to_scan x8"
-set output "$OUT/batch-latency.png"
-set title "mmap+touch latency of another thread vs MADV_COLLAPSE batch size"
-set xlabel "batch size (PMDs)"; set ylabel "microseconds"; set logscale x 2; set key left top
-plot "$OUT/batch.dat" using 1:2 with linespoints lw 2 title "p99", \
-     "$OUT/batch.dat" using 1:3 with linespoints lw 2 title "max"
+set output "$OUT/batch-stalls-write.png"
+set title "CDF of a writer's mmap+touch+munmap of 64 KiB beside MADV_COLLAPSE of 512 MiB"
+set xlabel "microseconds"; set ylabel "fraction of probes"; set logscale x; set key right bottom
+$(cdfplot write)
+set output "$OUT/batch-stalls-read.png"
+set title "CDF of a reader's fault of 64 KiB in the collapsing vma"
+$(cdfplot read)
 GP
 	echo
-	echo "plots: $OUT/khugepaged-coverage.png $OUT/batch-latency.png; data: $OUT/results.json"
+	echo "plots: $OUT/khugepaged-coverage.png $OUT/batch-stalls-write.png" \
+		"$OUT/batch-stalls-read.png; data: $OUT/results.json"
 fi

@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Tabulate `make bench`: medians with 95% confidence intervals.
+
+Reads build/bench/results.json ({"meta": {...}, "samples": [...]}, one
+sample per repetition of one case, as collapse_bench prints them) and
+prints the Performance tables in Markdown. With --readme FILE it replaces
+the text between "<!-- bench:begin -->" and "<!-- bench:end -->" in FILE
+instead, so the README's numbers and the sentences about them come from
+the results file and nothing else.
+
+Statistics:
+- A median's 95% interval is distribution-free: the order statistics
+  x(j), x(n+1-j) with the largest j whose binomial coverage is >= 95%
+  (n >= 6 is needed; below that [min, max] is shown with its coverage).
+- Cases of one boot ran interleaved, rep by rep: a ratio to the control is
+  the median of the per-repetition ratios (paired), with the same interval.
+- The unpatched and the patched kernel are separate boots: their ratio is
+  the ratio of medians with a bootstrap interval (2000 resamples, fixed
+  seed, so the report is reproducible).
+- A difference is reported only when its interval excludes "no change";
+  otherwise the line says "no difference".
+- Samples whose collapse failed ("ok": 0) are counted and left out.
+"""
+import argparse
+import json
+import math
+import random
+import sys
+
+
+def binom_cdf(k, n):
+    return sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+
+
+def median(xs):
+    s = sorted(xs)
+    n = len(s)
+    if n == 0:
+        return None
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def median_ci(xs):
+    """(median, lo, hi, coverage) of xs."""
+    s = sorted(xs)
+    n = len(s)
+    if n == 0:
+        return None, None, None, 0.0
+    best = (s[0], s[-1], 1 - 2 * binom_cdf(0, n))
+    for j in range(1, n // 2 + 1):
+        cov = 1 - 2 * binom_cdf(j - 1, n)
+        if cov < 0.95:
+            break
+        best = (s[j - 1], s[n - j], cov)
+    return median(s), best[0], best[1], best[2]
+
+
+def boot_ratio(a, b, reps=2000):
+    """Ratio of medians median(a)/median(b) with a bootstrap 95% interval."""
+    rnd = random.Random(1)
+    rs = []
+    for _ in range(reps):
+        ra = [rnd.choice(a) for _ in a]
+        rb = [rnd.choice(b) for _ in b]
+        mb = median(rb)
+        if mb:
+            rs.append(median(ra) / mb)
+    rs.sort()
+    return median(a) / median(b), rs[int(0.025 * len(rs))], rs[int(0.975 * len(rs)) - 1]
+
+
+def fmt(v, digits=3):
+    """digits significant digits, whole numbers from 10^digits on."""
+    if v is None:
+        return "-"
+    if abs(v) >= 10 ** digits:
+        return f"{v:.0f}"
+    return f"{v:.{digits}g}"
+
+
+def with_ci(xs, digits=3):
+    m, lo, hi, cov = median_ci(xs)
+    if m is None:
+        return "-"
+    note = "" if cov >= 0.95 else f" ({cov:.0%} interval: n={len(xs)})"
+    return f"{fmt(m, digits)} [{fmt(lo, digits)}, {fmt(hi, digits)}]{note}"
+
+
+def pct(r):
+    return f"{(r - 1) * 100:+.1f}%"
+
+
+def verdict(m, lo, hi, more="slower", less="faster", n=None):
+    """A ratio with its interval: a verdict only when 1 is outside a 95%
+    interval (n: the samples behind it; fewer than 6 cannot give one)."""
+    if m is None:
+        return "-"
+    span = f"{pct(m)} [{pct(lo)}, {pct(hi)}]"
+    if n is not None and n < 6:
+        return f"{pct(m)}: too few reps to tell (n={n})"
+    if lo > 1:
+        return f"{span}: {more}"
+    if hi < 1:
+        return f"{span}: {less}"
+    return f"{span}: no difference"
+
+
+class Results:
+    def __init__(self, doc):
+        self.meta = doc.get("meta", {})
+        self.samples = doc.get("samples", [])
+
+    def select(self, **kw):
+        return [s for s in self.samples if all(s.get(k) == v for k, v in kw.items())]
+
+    def values(self, key, **kw):
+        return [s[key] for s in self.select(**kw) if s.get("ok", 1) and s.get(key) is not None]
+
+    def failed(self, **kw):
+        return sum(1 for s in self.select(**kw) if not s.get("ok", 1))
+
+    def paired(self, key, a, b, **kw):
+        """Per-repetition ratios a/b of one boot (kw picks it)."""
+        ra = {s["rep"]: s[key] for s in self.select(case=a, **kw) if s.get("ok", 1)}
+        rb = {s["rep"]: s[key] for s in self.select(case=b, **kw) if s.get("ok", 1)}
+        return [ra[r] / rb[r] for r in sorted(ra) if r in rb and rb[r]]
+
+
+HOOK_ROWS = [
+    ("none", None, "no policy"),
+    ("none_nested", "none", "no policy, workload 3 cgroups down (memcg at each level)"),
+    ("passthrough_root", "none", "passthrough at the root"),
+    ("passthrough_nested", "none_nested", "passthrough on /b1, workload in /b1/b2/b3"),
+    ("unrelated_leaf_policy", "none", "passthrough on an unrelated leaf cgroup"),
+]
+
+
+def hooks(res, out):
+    modes = sorted({s["kernel"].split("-", 1)[1] for s in res.select(bench="hooks")})
+    for mode in modes:
+        pk, uk = f"patched-{mode}", f"unpatched-{mode}"
+        ps = res.select(bench="hooks", kernel=pk, case="passthrough_root")
+        calls = ps[0]["hook_calls"] if ps else 0
+        ranges = ps[0]["ranges"] if ps else 0
+        n = len(res.values("s_per_gib", bench="hooks", kernel=pk, case="none"))
+        mib = ps[0]["mib"] if ps else "?"
+        out.append(f"**Hook cost, {mode}** (MADV_COLLAPSE of {mib} MiB, s/GiB, "
+                   f"median [95% CI] of {n} interleaved reps; {calls} hook calls "
+                   f"for {ranges} PMDs per collapse with passthrough):\n")
+        out.append("| kernel, case | s/GiB | vs its control (paired) | ns per hook call | vs unpatched, same case |")
+        out.append("|---|---|---|---|---|")
+        for case, ctrl, label in HOOK_ROWS:
+            for kern in (uk, pk):
+                xs = res.values("s_per_gib", bench="hooks", kernel=kern, case=case)
+                if not xs:
+                    continue
+                failed = res.failed(bench="hooks", kernel=kern, case=case)
+                row = [f"{kern.split('-')[0]}: {label}" + (f" ({failed} failed, excluded)" if failed else ""),
+                       with_ci(xs, 3)]
+                if ctrl:
+                    r = res.paired("s_per_gib", case, ctrl, bench="hooks", kernel=kern)
+                    m, lo, hi, _ = median_ci(r)
+                    row.append(f"vs {ctrl}: " + verdict(m, lo, hi, n=len(r)))
+                else:
+                    row.append("")
+                hc = res.select(bench="hooks", kernel=kern, case=case)
+                c = hc[0].get("hook_calls", 0) if hc else 0
+                if ctrl and c > 0 and kern == pk:
+                    # seconds per collapse = s/GiB * MiB / 1024
+                    d = [(x - 1) * median(res.values("s_per_gib", bench="hooks", kernel=kern, case=ctrl))
+                         * hc[0]["mib"] / 1024 / c * 1e9 for x in r]
+                    m, lo, hi, cov = median_ci(d)
+                    if cov < 0.95:
+                        row.append(f"{m:.0f} (n={len(d)}: no interval)")
+                    else:
+                        row.append(f"{m:.0f} [{lo:.0f}, {hi:.0f}]" if lo > 0 else
+                                   f"not resolved (< {max(hi, 0):.0f})")
+                else:
+                    row.append("")
+                if kern == pk:
+                    us = res.values("s_per_gib", bench="hooks", kernel=uk, case=case)
+                    if us:
+                        m, lo, hi = boot_ratio(xs, us)
+                        row.append(verdict(m, lo, hi, n=min(len(xs), len(us))))
+                    else:
+                        row.append("")
+                else:
+                    row.append("")
+                out.append("| " + " | ".join(row) + " |")
+        out.append("")
+
+
+def paired_by_rep(res, key, a, b):
+    """Per-repetition ratios key(a) / key(b), a and b dicts selecting samples."""
+    va = {s["rep"]: s[key] for s in res.select(**a) if s.get("ok", 1)}
+    vb = {s["rep"]: s[key] for s in res.select(**b) if s.get("ok", 1)}
+    return [va[k] / vb[k] for k in sorted(va) if k in vb and vb[k]]
+
+
+def batch(res, out):
+    sel = res.select(bench="batch")
+    if not sel:
+        return
+    cfgs = sorted({(s["batch"], s.get("yield", 0)) for s in sel})
+    n = len(res.values("s_per_gib", bench="batch", batch=cfgs[0][0], **{"yield": cfgs[0][1]}))
+    out.append(f"**Batch size and the mmap lock** (MADV_COLLAPSE of {sel[0]['mib']} MiB; beside it "
+               "a writer thread maps and touches fresh 64 KiB chunks (mmap write lock) and a "
+               "reader thread faults 64 KiB of the same vma back in (mmap read lock); median "
+               f"[95% CI] of {n} reps, the six configurations in random order each rep, after a "
+               "warm-up; stalls in µs):\n")
+    out.append("| batch | yields to waiters | s/GiB | writer p99 | writer max | reader p99 | reader max "
+               "| lock yields | failed |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    for b, y in cfgs:
+        kw = {"bench": "batch", "batch": b, "yield": y}
+        row = [str(b), "yes" if y else "no (`NO_YIELD`)"]
+        row += [with_ci(res.values(k, **kw), 3) for k in
+                ("s_per_gib", "write_p99_us", "write_max_us", "read_p99_us", "read_max_us",
+                 "lock_yields")]
+        row.append(str(res.failed(**kw)))
+        out.append("| " + " | ".join(row) + " |")
+    out.append("")
+    b64y = {"bench": "batch", "batch": 64, "yield": 1}
+    b64n = {"bench": "batch", "batch": 64, "yield": 0}
+    b1 = {"bench": "batch", "batch": 1, "yield": 1}
+    checks = [
+        ("batch 64 vs batch 1 (both yielding), time per GiB", "s_per_gib", b64y, b1,
+         "slower", "faster"),
+        ("batch 64 yielding vs not, time per GiB (goal: at most +11%, i.e. >= 90% of the "
+         "throughput)", "s_per_gib", b64y, b64n, "slower", "faster"),
+        ("batch 64 yielding vs batch 1, worst writer stall (goal: <= 1.5x)", "write_max_us",
+         b64y, b1, "longer", "shorter"),
+        ("batch 64 yielding vs batch 1, writer p99 (goal: no worse)", "write_p99_us", b64y, b1,
+         "longer", "shorter"),
+        ("batch 64 yielding vs batch 1, worst reader stall", "read_max_us", b64y, b1,
+         "longer", "shorter"),
+        ("batch 64 not yielding vs batch 1, worst writer stall", "write_max_us", b64n, b1,
+         "longer", "shorter"),
+    ]
+    for what, key, a, b, more, less in checks:
+        r = paired_by_rep(res, key, a, b)
+        if not r:
+            continue
+        m, lo, hi, _ = median_ci(r)
+        out.append(f"- {what}: ratio {m:.2f}, {verdict(m, lo, hi, more, less, n=len(r))} "
+                   "(paired by rep)")
+    out.append("")
+
+
+def khugepaged(res, out):
+    cases = ["default", "eager", "pages_to_scan_x8"]
+    sel = res.select(bench="khugepaged")
+    if not sel:
+        return
+    lim = sel[0].get("limit_s", "?")
+    mib = sel[0]["mib"]
+    out.append(f"**khugepaged coverage** of {mib} MiB `MADV_HUGEPAGE` (scan_sleep_millisecs 1000 "
+               f"for all; median [95% CI] over the reps that reached 90% within {lim} s):\n")
+    out.append("| case | pages per pass | s to 90% | reached 90% | khugepaged CPU s |")
+    out.append("|---|---|---|---|---|")
+    labels = {"default": "default", "eager": "`eager` policy (x8 pass)",
+              "pages_to_scan_x8": "sysfs `pages_to_scan` x8"}
+    for c in cases:
+        ss = res.select(bench="khugepaged", case=c)
+        if not ss:
+            continue
+        reached = [s["s_to_90pct"] for s in ss if s["s_to_90pct"] is not None]
+        t = with_ci(reached, 3) if reached else f"never within {lim} s"
+        out.append(f"| {labels[c]} | {ss[0]['pages_to_scan']} | {t} | {len(reached)} of {len(ss)} | "
+                   f"{with_ci([s['khugepaged_cpu_s'] for s in ss], 3)} |")
+    out.append("")
+    a = res.values("s_to_90pct", bench="khugepaged", case="eager")
+    b = res.values("s_to_90pct", bench="khugepaged", case="pages_to_scan_x8")
+    if a and b:
+        m, lo, hi = boot_ratio(a, b)
+        out.append(f"- `eager` vs `pages_to_scan` x8, time to 90%: "
+                   f"{verdict(m, lo, hi, n=min(len(a), len(b)))}")
+    a = res.values("s_to_90pct", bench="khugepaged", case="eager")
+    b = res.values("s_to_90pct", bench="khugepaged", case="default")
+    if a and b:
+        m, lo, hi = boot_ratio(a, b)
+        out.append(f"- `eager` vs default, time to 90%: {verdict(m, lo, hi, n=min(len(a), len(b)))}")
+    out.append("")
+
+
+def memcpy(res, out):
+    r = res.values("ratio", bench="memcpy")
+    if not r:
+        return
+    out.append(f"**The limit**: collapse throughput as a share of in-guest memcpy of 2 MiB blocks, "
+               f"median [95% CI] of {len(r)} paired reps: "
+               f"{with_ci([x * 100 for x in r], 3)} % "
+               f"(memcpy {with_ci(res.values('memcpy_mib_s', bench='memcpy'), 4)} MiB/s, "
+               f"collapse {with_ci(res.values('collapse_mib_s', bench='memcpy'), 4)} MiB/s).\n")
+
+
+def report(doc):
+    res = Results(doc)
+    out = []
+    m = res.meta
+    if m:
+        out.append(f"Measured {m.get('date', '?')} on {m.get('host', '?')} "
+                   f"({m.get('cpus', '?')} CPUs, {m.get('qemu', 'QEMU')}, guest "
+                   f"{m.get('guest', '?')}; host load average at the start "
+                   f"{m.get('loadavg', '?')}). Regenerate with `make bench` then "
+                   "`make bench-readme`.\n")
+    hooks(res, out)
+    batch(res, out)
+    khugepaged(res, out)
+    memcpy(res, out)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("results", help="build/bench/results.json")
+    ap.add_argument("--readme", metavar="FILE",
+                    help="replace FILE's text between <!-- bench:begin --> and <!-- bench:end -->")
+    a = ap.parse_args()
+    with open(a.results) as f:
+        doc = json.load(f)
+    if isinstance(doc, list):
+        doc = {"samples": doc}
+    text = report(doc)
+    if not a.readme:
+        sys.stdout.write(text)
+        return 0
+    begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+    with open(a.readme) as f:
+        readme = f.read()
+    if begin not in readme or end not in readme:
+        sys.exit(f"report.py: {a.readme} has no {begin} ... {end} section")
+    head, rest = readme.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    with open(a.readme, "w") as f:
+        f.write(head + begin + "\n" + text + end + tail)
+    print(f"report.py: {a.readme}: Performance numbers replaced from {a.results}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
