@@ -16,6 +16,9 @@
  *       latency of a writer (mmap+touch) and a reader (fault) beside it
  *   collapse_bench khugepaged [--mb N] [--reps N]   time to 90% coverage:
  *       default, eager, pages_to_scan x8
+ *   collapse_bench khugepaged-stalls [--mb N] [--reps N]   the writer's
+ *       and reader's stalls while khugepaged collapses their memory, and
+ *       while it leaves it alone
  *   collapse_bench memcpy [--mb N] [--reps N]  2 MiB memcpy bandwidth vs
  *       collapse throughput
  */
@@ -208,6 +211,9 @@ static int hooks(void)
  * they wait for the mmap read lock).
  */
 #define MAX_PROBES	200000
+/* Between two probes: a prober that never sleeps would measure CPU
+ * starvation on the guest's 2 vCPUs, not the mmap lock. */
+#define PROBE_PAUSE_US	500
 
 struct prober {
 	volatile int stop;
@@ -231,6 +237,7 @@ static void *write_probe(void *arg)
 			c[i * PAGE_SZ] = 1;
 		munmap(c, 64 << 10);
 		p->lat[p->n++] = now() - t;
+		usleep(PROBE_PAUSE_US);
 	}
 	return NULL;
 }
@@ -249,6 +256,7 @@ static void *read_probe(void *arg)
 			c[i * PAGE_SZ] = 1;
 		p->lat[p->n++] = now() - t;
 		off = (off + (64 << 10)) % (64 << 20);
+		usleep(PROBE_PAUSE_US);
 	}
 	return NULL;
 }
@@ -420,17 +428,65 @@ static void coverage(const char *c, unsigned long pages, int rep)
 	region_unmap(&r);
 }
 
-static int khugepaged(void)
+#define STALL_WINDOW_S	15
+
+/*
+ * The writer and reader probers of a process for STALL_WINDOW_S while
+ * khugepaged works on its mb MiB (scanning under the mmap read lock,
+ * collapsing each PMD under the write lock), or, for "idle", while the
+ * memory is not MADV_HUGEPAGE and khugepaged leaves it alone: the control.
+ */
+static void stall_sample(const char *c, bool hugepage, unsigned long pages, int rep)
+{
+	static struct prober wr, rd;
+	struct region r;
+	pthread_t tw, tr;
+
+	write_num(KHUGEPAGED "pages_to_scan", pages);
+	if (region_map(&r, mb / 2 + 32))
+		return;
+	region_fill(&r, NULL);
+	memset(&wr, 0, sizeof(wr));
+	memset(&rd, 0, sizeof(rd));
+	rd.tail = r.p + (mb << 20);
+	pthread_create(&tw, NULL, write_probe, &wr);
+	pthread_create(&tr, NULL, read_probe, &rd);
+	if (hugepage)
+		madvise(r.p, mb << 20, MADV_HUGEPAGE);
+	sleep(STALL_WINDOW_S);
+	wr.stop = 1;
+	rd.stop = 1;
+	pthread_join(tw, NULL);
+	pthread_join(tr, NULL);
+	printf("BENCH {\"bench\": \"khugepaged_stalls\", \"case\": \"%s\", \"rep\": %d, "
+	       "\"mib\": %lu, \"pages_to_scan\": %lu, \"window_s\": %d, "
+	       "\"huge_pct\": %.1f, ", c, rep, mb, pages, STALL_WINDOW_S,
+	       anon_huge_kb(0, r.p, mb << 20) * 100.0 / (mb << 10));
+	print_lat("write", &wr);
+	printf(", ");
+	print_lat("read", &rd);
+	printf("}\n");
+	region_unmap(&r);
+}
+
+/* Settings for the khugepaged benchmarks: a 1 s sleep (the default 10 s
+ * would take minutes), THP for MADV_HUGEPAGE regions only. */
+static void khugepaged_settings(void)
 {
 	struct thp_settings s;
-	int order[] = { 0, 1, 2 }, r, i, rc = 0;
 
 	thp_save_settings();
 	thp_read_settings(&s);
-	/* The default 10 s sleep would take minutes: 1 s for all three. */
 	s.khugepaged.scan_sleep_millisecs = 1000;
 	s.thp_enabled = THP_MADVISE;
 	thp_push_settings(&s);
+}
+
+static int khugepaged(void)
+{
+	int order[] = { 0, 1, 2 }, r, i, rc = 0;
+
+	khugepaged_settings();
 	for (r = 0; r < reps && !rc; r++) {
 		shuffle(order, 3);
 		for (i = 0; i < 3 && !rc; i++) {
@@ -456,6 +512,32 @@ static int khugepaged(void)
 	}
 	thp_restore_settings();
 	return rc;
+}
+
+/* The process's lock stalls while khugepaged works, against idle. */
+static int khugepaged_stalls(void)
+{
+	int order[] = { 0, 1, 2 }, r, i;
+
+	khugepaged_settings();
+	for (r = 0; r < reps; r++) {
+		shuffle(order, 3);
+		for (i = 0; i < 3; i++) {
+			switch (order[i]) {
+			case 0:
+				stall_sample("idle", false, 4096, r);
+				break;
+			case 1:
+				stall_sample("default", true, 4096, r);
+				break;
+			case 2:
+				stall_sample("pages_to_scan_x8", true, 8 * 4096, r);
+				break;
+			}
+		}
+	}
+	thp_restore_settings();
+	return 0;
 }
 
 /* Per repetition: memcpy of 2 MiB blocks, then one collapse of as much. */
@@ -498,7 +580,8 @@ int main(int argc, char **argv)
 	int c;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: collapse_bench hooks|batch|khugepaged|memcpy "
+		fprintf(stderr, "usage: collapse_bench hooks|batch|khugepaged|"
+			"khugepaged-stalls|memcpy "
 			"[--mb N] [--reps N]\n");
 		return 2;
 	}
@@ -523,6 +606,8 @@ int main(int argc, char **argv)
 		return batch();
 	if (!strcmp(argv[1], "khugepaged"))
 		return khugepaged();
+	if (!strcmp(argv[1], "khugepaged-stalls"))
+		return khugepaged_stalls();
 	if (!strcmp(argv[1], "memcpy"))
 		return memcpy_bw();
 	fprintf(stderr, "collapse_bench: unknown benchmark '%s'\n", argv[1]);

@@ -284,6 +284,35 @@ def khugepaged(res, out):
     out.append("")
 
 
+def khugepaged_stalls(res, out):
+    sel = res.select(bench="khugepaged_stalls")
+    if not sel:
+        return
+    out.append(f"**khugepaged and the mmap lock**: the same writer and reader threads for "
+               f"{sel[0]['window_s']} s while khugepaged collapses their {sel[0]['mib']} MiB "
+               "(`MADV_HUGEPAGE`, 1 s sleep), and while it leaves them alone (idle: the control); "
+               "stalls in µs, median [95% CI] over the reps:\n")
+    out.append("| case | huge after the window | writer p99 | writer max | reader p99 | reader max |")
+    out.append("|---|---|---|---|---|---|")
+    for c in ("idle", "default", "pages_to_scan_x8"):
+        kw = {"bench": "khugepaged_stalls", "case": c}
+        if not res.select(**kw):
+            continue
+        row = [c, with_ci(res.values("huge_pct", **kw), 3) + " %"]
+        row += [with_ci(res.values(k, **kw), 3) for k in
+                ("write_p99_us", "write_max_us", "read_p99_us", "read_max_us")]
+        out.append("| " + " | ".join(row) + " |")
+    out.append("")
+    for c in ("default", "pages_to_scan_x8"):
+        for key, what in (("write_max_us", "worst writer stall"), ("read_max_us", "worst reader stall")):
+            r = res.paired(key, c, "idle", bench="khugepaged_stalls")
+            if r:
+                m, lo, hi, _ = median_ci(r)
+                out.append(f"- {c} vs idle, {what}: ratio {m:.2f}, "
+                           f"{verdict(m, lo, hi, 'longer', 'shorter', n=len(r))} (paired by rep)")
+    out.append("")
+
+
 def memcpy(res, out):
     r = res.values("ratio", bench="memcpy")
     if not r:
@@ -308,6 +337,7 @@ def report(doc):
     hooks(res, out)
     batch(res, out)
     khugepaged(res, out)
+    khugepaged_stalls(res, out)
     memcpy(res, out)
     return "\n".join(out).rstrip() + "\n"
 

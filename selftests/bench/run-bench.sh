@@ -45,6 +45,7 @@ if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
 	boot patched-icount "$PATCHED" "$ICOUNT" collapse_bench hooks --mb "$MB" --reps "$IREPS"
 	boot patched-batch "$PATCHED" "" collapse_bench batch --mb 512 --reps "$REPS"
 	boot patched-khugepaged "$PATCHED" "" collapse_bench khugepaged --mb "$MB" --reps "$REPS"
+	boot patched-khugepaged-stalls "$PATCHED" "" collapse_bench khugepaged-stalls --mb "$MB" --reps "$REPS"
 	boot patched-memcpy "$PATCHED" "" collapse_bench memcpy --mb "$MB" --reps "$REPS"
 	{
 		printf '{"meta": {"date": "%s", "host": "%s", "cpus": %s, ' \
