@@ -273,6 +273,28 @@ long sys_process_madvise(int pidfd, void *addr, size_t len, int advice,
 	return syscall(SYS_process_madvise, pidfd, &iov, 1, advice, flags);
 }
 
+bool wait_full_scans(int secs)
+{
+	long target = read_num(KHUGEPAGED "full_scans") + 2;
+
+	for (int i = 0; i < secs * 10 && read_num(KHUGEPAGED "full_scans") < target; i++)
+		usleep(100000);
+	return read_num(KHUGEPAGED "full_scans") >= target;
+}
+
+void khugepaged_fast(int none, unsigned long pages)
+{
+	struct thp_settings s = *thp_current_settings();
+
+	s.khugepaged.scan_sleep_millisecs = 10;
+	s.khugepaged.alloc_sleep_millisecs = 10;
+	s.khugepaged.pages_to_scan = pages;
+	if (none >= 0)
+		s.khugepaged.max_ptes_none = none;
+	s.thp_enabled = THP_MADVISE;
+	thp_push_settings(&s);
+}
+
 int target_start(struct target *t, size_t nr_hpages, uid_t uid,
 		 bool (*skip)(size_t page))
 {

@@ -96,6 +96,15 @@ struct target {
 	char *p;
 	size_t len;
 };
+/* Wait up to @secs for two more full khugepaged scans; did they happen? */
+bool wait_full_scans(int secs);
+/*
+ * Push khugepaged at full speed (10 ms sleeps), @pages a pass, THP
+ * madvise, and max_ptes_none @none (-1: as it is): thp_pop_settings()
+ * undoes it.
+ */
+void khugepaged_fast(int none, unsigned long pages);
+
 int target_start(struct target *t, size_t nr_hpages, uid_t uid,
 		 bool (*skip)(size_t page));
 void target_stop(struct target *t);

@@ -2,6 +2,7 @@
 /* Helpers for the collapse_ext policy selftests; see policy_test.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,4 +132,61 @@ int collapse_sparse_region(size_t nr_hpages)
 		ret = 250;
 	region_unmap(&r);
 	return ret;
+}
+
+static int hp_child_fn(void *arg)
+{
+	struct hp_child *c = arg;
+	struct region r;
+
+	if (region_map(&r, c->nr))
+		return 1;
+	region_fill(&r, NULL);
+	if (madvise(r.p, r.len, MADV_HUGEPAGE))
+		return 2;
+	*c->addr = r.p;
+	for (;;)
+		pause();
+}
+
+int hp_child_start(struct hp_child *c, const char *cg, size_t nr)
+{
+	c->nr = nr;
+	c->addr = mmap(NULL, sizeof(*c->addr), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (c->addr == MAP_FAILED)
+		return -1;
+	*c->addr = NULL;
+	c->pid = start_in_cgroup(cg, hp_child_fn, c);
+	for (int i = 0; i < 3000 && c->pid > 0 && !*c->addr; i++)
+		usleep(10000);
+	return *c->addr ? 0 : -1;
+}
+
+int hp_child_huge_pct(struct hp_child *c)
+{
+	return anon_huge_kb(c->pid, *c->addr, c->nr * HPAGE_SZ) * 100 /
+	       (c->nr * HPAGE_SZ / 1024);
+}
+
+bool hp_child_huge(struct hp_child *c)
+{
+	return range_is_huge(c->pid, *c->addr, c->nr * HPAGE_SZ);
+}
+
+bool hp_child_wait_huge(struct hp_child *c, int secs)
+{
+	for (int i = 0; i < secs * 10 && !hp_child_huge(c); i++)
+		usleep(100000);
+	return hp_child_huge(c);
+}
+
+void hp_child_stop(struct hp_child *c)
+{
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+		c->pid = 0;
+	}
+	munmap(c->addr, sizeof(*c->addr));
 }

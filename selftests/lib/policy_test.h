@@ -49,6 +49,23 @@ pid_t start_in_cgroup(const char *path, int (*fn)(void *arg), void *arg);
 /* The same, waited for: fn's return value (0..255), or -1. */
 int run_in_cgroup(const char *path, int (*fn)(void *arg), void *arg);
 
+/*
+ * A child process in a cgroup holding @nr huge pages' worth of filled
+ * MADV_HUGEPAGE memory (in small pages), for khugepaged to find.
+ */
+struct hp_child {
+	pid_t pid;
+	size_t nr;
+	char **addr;		/* shared with the child: where it mapped it */
+};
+int hp_child_start(struct hp_child *c, const char *cg, size_t nr);
+/* Share of its memory PMD-mapped, in percent */
+int hp_child_huge_pct(struct hp_child *c);
+bool hp_child_huge(struct hp_child *c);
+/* Wait up to @secs for all of it to be PMD-mapped. */
+bool hp_child_wait_huge(struct hp_child *c, int secs);
+void hp_child_stop(struct hp_child *c);
+
 /* madvise(MADV_COLLAPSE) over @nr_hpages freshly filled huge pages with
  * page 7 of each left out; returns 0 or the errno. */
 int collapse_sparse_region(size_t nr_hpages);

@@ -4,7 +4,8 @@
  * (unless its policy sets COLLAPSE_EXT_OPS_NO_YIELD), and counts it:
  * without contention a batch keeps its single acquisition; with a thread
  * waiting, it yields, and the policy's lock_yields counter equals the
- * mm_collapse_batch_yield events; with NO_YIELD it never yields. A writer
+ * mm_collapse_batch_yield events, and a waiting reader gets in between two
+ * PMDs; with NO_YIELD it never yields. A writer
  * hammering the lock (mmap/munmap next to the range; mprotect splits,
  * MADV_NOHUGEPAGE and mremap away and back inside it) during 64-PMD
  * batches changes nothing of the contents.
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collapse_test.h"
@@ -26,18 +28,45 @@
 #define YIELD_EVENT	TRACING "events/huge_memory/mm_collapse_batch_yield/"
 #define OPS_NO_YIELD	1	/* COLLAPSE_EXT_OPS_NO_YIELD */
 #define NR_PMDS		64
+#define TAIL_PMDS	8	/* of the same vma, past the collapsed range */
 
-/* Another thread that needs the mmap write lock: map and touch 64 KiB. */
+/*
+ * Threads that need the mmap_lock while a batch holds it, timing each
+ * operation: a writer maps, touches and unmaps 64 KiB elsewhere; a reader
+ * drops and faults back 64 KiB of the collapsing vma's own tail (its faults
+ * cannot use the per-vma lock while the batch holds the vma: they wait for
+ * the mmap read lock).
+ */
 struct waiter {
 	volatile int stop;
+	char *tail;		/* reader only */
 	long calls;
+	double max_s;		/* longest operation */
 };
 
-static void *waiter_thread(void *arg)
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void waited(struct waiter *w, double t0)
+{
+	double t = now_s() - t0;
+
+	if (t > w->max_s)
+		w->max_s = t;
+	w->calls++;
+}
+
+static void *writer_thread(void *arg)
 {
 	struct waiter *w = arg;
 
 	while (!w->stop) {
+		double t0 = now_s();
 		char *c = mmap(NULL, 64 << 10, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -45,7 +74,24 @@ static void *waiter_thread(void *arg)
 			break;
 		c[0] = 1;
 		munmap(c, 64 << 10);
-		w->calls++;
+		waited(w, t0);
+	}
+	return NULL;
+}
+
+static void *reader_thread(void *arg)
+{
+	struct waiter *w = arg;
+	size_t off = 0;
+
+	while (!w->stop) {
+		double t0 = now_s();
+
+		madvise(w->tail + off, 64 << 10, MADV_DONTNEED);
+		for (int i = 0; i < 16; i++)
+			w->tail[off + i * PAGE_SZ] = 1;
+		waited(w, t0);
+		off = (off + (64 << 10)) % (TAIL_PMDS * HPAGE_SZ);
 	}
 	return NULL;
 }
@@ -62,14 +108,14 @@ static long yield_events(long *bad_fields)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
 		char *e = strstr(line, "mm_collapse_batch_yield:");
-		int done, left;
+		int index, nr;
 
 		if (!e)
 			continue;
 		n++;
-		e = strstr(e, "done=");
-		if (!e || sscanf(e, "done=%d, left=%d", &done, &left) != 2 ||
-		    done < 1 || left < 1 || done + left > NR_PMDS)
+		e = strstr(e, "index=");
+		if (!e || sscanf(e, "index=%d, nr=%d", &index, &nr) != 2 ||
+		    index < 1 || index >= nr || nr > NR_PMDS)
 			(*bad_fields)++;
 	}
 	fclose(f);
@@ -109,7 +155,8 @@ FIXTURE_SETUP(yield)
 	self->skel->data->batch_pmds = NR_PMDS;
 	self->link = knobs_attach(self->skel);
 	ASSERT_NE(NULL, self->link);
-	ASSERT_EQ(0, region_map(&self->r, NR_PMDS));
+	ASSERT_EQ(0, region_map(&self->r, NR_PMDS + TAIL_PMDS));
+	self->r.len = NR_PMDS * HPAGE_SZ;	/* the tail is the reader's */
 	if (access(YIELD_EVENT "enable", W_OK))
 		mount("nodev", TRACING, "tracefs", 0, NULL);
 	ASSERT_EQ(0, write_str(YIELD_EVENT "enable", "1"));
@@ -139,54 +186,68 @@ TEST_F(yield, quiet_batch_keeps_the_lock)
 }
 
 /*
- * A thread keeps needing the write lock: the batch lets it in (counted
- * once per yield, each an event between two PMDs of the batch), or with
- * NO_YIELD never does.
+ * Threads keep needing the lock during 64-PMD batches. Yielding, the
+ * reader's longest wait is a small part of the collapse (it got in between
+ * PMDs) and each yield is counted once, as an event between two PMDs of
+ * the batch; with NO_YIELD the reader waits through the locked batch (the
+ * contention was there) and nothing yields.
  */
 TEST_F(yield, contended_batch_yields_counted_exactly)
 {
-	struct waiter w = {};
-	long yields = 0, events = 0, bad = 0;
-	pthread_t t;
+	struct waiter wr = {}, rd = { .tail = self->r.p + self->r.len };
+	long yields, events, bad;
+	double t, longest = 0, longest_wait = 0;
+	pthread_t tw, tr;
 	int round;
 
-	/* A few rounds: a waiter must arrive while the batch is locked. */
-	for (round = 0; round < 5 && !yields; round++) {
+	for (round = 0; round < 3; round++) {
 		region_fill(&self->r, NULL);
-		w.stop = 0;
-		ASSERT_EQ(0, pthread_create(&t, NULL, waiter_thread, &w));
+		wr.stop = rd.stop = 0;
+		wr.max_s = rd.max_s = 0;
+		ASSERT_EQ(0, pthread_create(&tw, NULL, writer_thread, &wr));
+		ASSERT_EQ(0, pthread_create(&tr, NULL, reader_thread, &rd));
 		usleep(20000);
+		t = now_s();
 		EXPECT_EQ(0, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
-		w.stop = 1;
-		pthread_join(t, NULL);
+		t = now_s() - t;
+		wr.stop = rd.stop = 1;
+		pthread_join(tw, NULL);
+		pthread_join(tr, NULL);
 		EXPECT_TRUE(range_is_huge(0, self->r.p, self->r.len));
 		EXPECT_TRUE(region_check(&self->r, NULL));
-		yields = policy_stat("knobs", "lock_yields");
-		events = yield_events(&bad);
-		if (variant->ops_flags & OPS_NO_YIELD)
-			break;
-		/* fresh pages for the next round */
+		TH_LOG("round %d: collapse %.0f ms, longest reader wait %.1f ms, "
+		       "writer %.1f ms", round, t * 1e3, rd.max_s * 1e3,
+		       wr.max_s * 1e3);
+		if (t > longest)
+			longest = t;
+		if (rd.max_s > longest_wait)
+			longest_wait = rd.max_s;
+		/* fresh small pages for the next round */
 		madvise(self->r.p, self->r.len, MADV_DONTNEED);
 	}
-	TH_LOG("%d rounds, %ld waiter calls, %ld yields, %ld events", round,
-	       w.calls, yields, events);
-	EXPECT_LT(0, w.calls);
+	yields = policy_stat("knobs", "lock_yields");
+	events = yield_events(&bad);
+	TH_LOG("%ld waiter calls, %ld yields, %ld events", wr.calls + rd.calls,
+	       yields, events);
+	EXPECT_LT(0, rd.calls);
 	EXPECT_EQ(yields, events);
 	EXPECT_EQ(0, bad);
 	if (variant->ops_flags & OPS_NO_YIELD) {
 		EXPECT_EQ(0, yields);
+		EXPECT_LT(longest / 4, longest_wait);
 	} else {
 		EXPECT_LT(0, yields);
 		/* at most one yield between two PMDs of each batch */
 		EXPECT_GE(round * (NR_PMDS - 1), yields);
+		EXPECT_GT(longest / 4, longest_wait);
 	}
 }
 
 /*
  * A writer changes the vmas next to and inside the range while 64-PMD
  * batches collapse it: every change keeps the contents, so every page
- * must hold its pattern afterwards, each MADV_COLLAPSE fails only with a
- * documented errno, and with the writer gone the range collapses whole.
+ * must hold its pattern afterwards, and with the writer gone the range
+ * collapses whole. Yielding, some changes land between two PMDs of a batch.
  */
 struct hammer {
 	char *p;
@@ -207,14 +268,13 @@ static void *hammer_thread(void *arg)
 		void *tmp;
 
 		switch (h->ops++ % 5) {
-		case 0:		/* next to the range */
-			tmp = mmap(h->p + h->len, HPAGE_SZ, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-				   -1, 0);
-			if (tmp != MAP_FAILED) {
-				*(char *)tmp = 1;
-				munmap(tmp, HPAGE_SZ);
-			}
+		case 0:		/* next to the range: unmap and map the tail */
+			tmp = h->p + h->len + (rand_r(&seed) % TAIL_PMDS) * HPAGE_SZ;
+			munmap(tmp, HPAGE_SZ);
+			if (mmap(tmp, HPAGE_SZ, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != tmp)
+				return (void *)2;
+			*(char *)tmp = 1;
 			break;
 		case 1:		/* split the vma, and merge it back */
 			mprotect(at + PAGE_SZ, PAGE_SZ, PROT_READ);
@@ -247,6 +307,7 @@ TEST_F_TIMEOUT(yield, writer_hammer_keeps_contents, 300)
 {
 	struct hammer h = { .p = self->r.p, .len = self->r.len };
 	int i, ok = 0, other = 0;
+	long yields;
 	void *ret;
 	pthread_t t;
 
@@ -272,8 +333,12 @@ TEST_F_TIMEOUT(yield, writer_hammer_keeps_contents, 300)
 	pthread_join(t, &ret);
 	/* one vma again: a PMD the writer moved meanwhile kept its protection */
 	ASSERT_EQ(0, mprotect(self->r.p, self->r.len, PROT_READ | PROT_WRITE));
+	yields = policy_stat("knobs", "lock_yields");
 	TH_LOG("%d of 10 collapses whole, %ld vma changes (%ld moves), %ld yields",
-	       ok, h.ops, h.moved, policy_stat("knobs", "lock_yields"));
+	       ok, h.ops, h.moved, yields);
+	/* yielding, the writer's changes landed between PMDs of batches */
+	if (!(variant->ops_flags & OPS_NO_YIELD))
+		EXPECT_LT(0, yields);
 	EXPECT_EQ(NULL, ret);
 	munmap(h.spare, HPAGE_SZ);
 	EXPECT_EQ(0, other);

@@ -15,6 +15,7 @@ int veto;
 s32 node = COLLAPSE_EXT_ANY_NODE;
 s64 pass_pages = KEEP;		/* khugepaged pass */
 s64 batch_pmds = KEEP;		/* MADV_COLLAPSE batch */
+s64 budget = KEEP;		/* scan_budget of every mm visit */
 s32 init_ret;
 u64 spin_ns;			/* pte_limits busy-waits this long */
 
@@ -29,6 +30,11 @@ s32 last_result = -1, exit_reason = -1;
 /* Callers inside pte_limits now; calls that ended after exit() had run. */
 s64 inflight;
 u64 nr_after_exit;
+/* scan_budget: calls, and the ctx of the last one */
+u64 nr_scan_budget;
+u32 sb_dflt, sb_caller, sb_walk_pmds, sb_walk_huge, sb_visit_pmds, sb_visit_huge;
+u64 sb_address, sb_anon_pages, sb_scanned, sb_since_visit_ns, sb_mm;
+u64 sb_owner_cgroup_id;
 
 static int spin_until(u32 i, void *deadline)
 {
@@ -102,6 +108,25 @@ u32 BPF_PROG(knobs_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 	return pass_pages == KEEP ? dflt : pass_pages;
 }
 
+SEC("struct_ops/scan_budget")
+u32 BPF_PROG(knobs_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)
+{
+	nr_scan_budget++;
+	sb_dflt = dflt;
+	sb_caller = cctx->caller;
+	sb_address = cctx->address;
+	sb_anon_pages = cctx->anon_pages;
+	sb_scanned = cctx->scanned_pages;
+	sb_since_visit_ns = cctx->since_visit_ns;
+	sb_walk_pmds = cctx->walk_pmds;
+	sb_walk_huge = cctx->walk_huge;
+	sb_visit_pmds = cctx->visit_pmds;
+	sb_visit_huge = cctx->visit_huge;
+	sb_mm = (u64)cctx->mm;
+	sb_owner_cgroup_id = collapse_ext_owner_cgroup_id(cctx);
+	return budget == KEEP ? dflt : budget;
+}
+
 SEC("struct_ops/collapsed")
 void BPF_PROG(knobs_collapsed, struct collapse_ext_ctx *cctx, s32 result)
 {
@@ -126,6 +151,7 @@ COLLAPSE_EXT_OPS(knobs,
 	.pte_limits = (void *)knobs_pte_limits,
 	.target_node = (void *)knobs_target_node,
 	.batch_size = (void *)knobs_batch_size,
+	.scan_budget = (void *)knobs_scan_budget,
 	.collapsed = (void *)knobs_collapsed,
 	.init = (void *)knobs_init,
 	.exit = (void *)knobs_exit);

@@ -70,8 +70,8 @@ TEST(every_policy_loads)
 	}
 	closedir(dir);
 	/* passthrough, frugal, eager, latency, numa_local, numa_spread,
-	 * adaptive, remote_limits and the template */
-	EXPECT_LE(9, n);
+	 * adaptive, remote_limits, priority, skip_huge and the template */
+	EXPECT_LE(11, n);
 }
 
 TEST(frugal_refuses_what_eager_collapses)
@@ -265,6 +265,81 @@ TEST_F(remote_limits, applies_khugepaged_limits)
 	EXPECT_EQ(0, remote_collapse(&t, 0));
 	EXPECT_TRUE(range_is_huge(t.pid, t.p, t.len));
 	target_stop(&t);
+}
+
+/* khugepaged at full speed, 8 PMDs a pass */
+FIXTURE(khugepaged)
+{
+	int unused;
+};
+
+FIXTURE_SETUP(khugepaged)
+{
+	struct thp_settings s;
+
+	thp_save_settings();
+	thp_read_settings(&s);
+	thp_push_settings(&s);
+	khugepaged_fast(-1, 8 * HPAGE_NR);
+}
+
+FIXTURE_TEARDOWN(khugepaged)
+{
+	thp_restore_settings();
+}
+
+/*
+ * priority at the root, passthrough on a critical cgroup: khugepaged
+ * finishes the critical process's memory while most of the batch
+ * process's (ahead of it in khugepaged's list) still waits, and the batch
+ * process still progresses.
+ */
+TEST_F_TIMEOUT(khugepaged, priority_serves_critical_first, 240)
+{
+	struct hp_child batch = {}, crit = {};
+	int batch_pct;
+
+	ASSERT_EQ(0, cg_create("ce_crit", NULL));
+	ASSERT_EQ(0, load("priority"));
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF
+			     "passthrough.bpf.o --cgroup " CGROOT "ce_crit --name crit"));
+	ASSERT_EQ(0, hp_child_start(&batch, "", 64));
+	ASSERT_EQ(0, hp_child_start(&crit, "ce_crit", 8));
+	EXPECT_TRUE(hp_child_wait_huge(&crit, 120));
+	batch_pct = hp_child_huge_pct(&batch);
+	TH_LOG("critical 100%% huge while batch %d%%", batch_pct);
+	EXPECT_GT(50, batch_pct);
+	EXPECT_LT(0, policy_stat("priority", "scan_budget_declined_pages"));
+	/* the batch process is not starved */
+	EXPECT_TRUE(hp_child_wait_huge(&batch, 120));
+	hp_child_stop(&crit);
+	hp_child_stop(&batch);
+	unload("crit");
+	unload("priority");
+	EXPECT_EQ(0, cg_remove("ce_crit"));
+}
+
+/* Once an mm is huge, skip_huge stops khugepaged from walking it again. */
+TEST_F_TIMEOUT(khugepaged, skip_huge_skips_huge_mms, 180)
+{
+	struct hp_child c = {};
+	long ranges;
+
+	ASSERT_EQ(0, load("skip_huge"));
+	ASSERT_EQ(0, hp_child_start(&c, "", 8));
+	EXPECT_TRUE(hp_child_wait_huge(&c, 60));
+	/* one complete walk that finds it huge, then only skips */
+	EXPECT_TRUE(wait_full_scans(30));
+	ranges = policy_stat("skip_huge", "ranges_scanned");
+	EXPECT_TRUE(wait_full_scans(30));
+	EXPECT_TRUE(wait_full_scans(30));
+	TH_LOG("%ld ranges scanned, %ld visits, %ld skipped", ranges,
+	       policy_stat("skip_huge", "khugepaged_mm_visits"),
+	       policy_stat("skip_huge", "khugepaged_mm_skips"));
+	EXPECT_EQ(ranges, policy_stat("skip_huge", "ranges_scanned"));
+	EXPECT_LT(0, policy_stat("skip_huge", "khugepaged_mm_skips"));
+	hp_child_stop(&c);
+	unload("skip_huge");
 }
 
 TEST(template_loads)

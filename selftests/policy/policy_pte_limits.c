@@ -184,34 +184,6 @@ TEST_F(limits, max_ptes_swap_with_zram)
 	EXPECT_TRUE(region_check(&self->r, NULL));
 }
 
-/* Wait up to @secs for khugepaged to finish two more full scans. */
-/* Wait up to @secs for two more full khugepaged scans; did they happen? */
-static bool wait_full_scans(int secs)
-{
-	long target = read_num(KHUGEPAGED "full_scans") + 2;
-
-	for (int i = 0; i < secs * 10 && read_num(KHUGEPAGED "full_scans") < target; i++)
-		usleep(100000);
-	return read_num(KHUGEPAGED "full_scans") >= target;
-}
-
-/*
- * Push khugepaged at full speed, @pages a pass, THP madvise, and
- * max_ptes_none @none (-1: as it is).
- */
-static void khugepaged_fast(int none, unsigned long pages)
-{
-	struct thp_settings s = *thp_current_settings();
-
-	s.khugepaged.scan_sleep_millisecs = 10;
-	s.khugepaged.alloc_sleep_millisecs = 10;
-	s.khugepaged.pages_to_scan = pages;
-	if (none >= 0)
-		s.khugepaged.max_ptes_none = none;
-	s.thp_enabled = THP_MADVISE;
-	thp_push_settings(&s);
-}
-
 TEST_F_TIMEOUT(limits, khugepaged_follows_policy, 180)
 {
 	long exceed = vmstat("thp_scan_exceed_none_pte");

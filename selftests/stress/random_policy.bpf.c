@@ -33,6 +33,15 @@ u32 BPF_PROG(random_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 	return r & 1 ? r : r % 70;
 }
 
+SEC("struct_ops/scan_budget")
+u32 BPF_PROG(random_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)
+{
+	u32 r = bpf_get_prandom_u32();
+
+	/* skip, a bit, all, or far more than is left */
+	return (r & 3) == 0 ? 0 : (r & 3) == 1 ? r % 2048 : (r & 3) == 2 ? dflt : r;
+}
+
 SEC("struct_ops/collapsed")
 void BPF_PROG(random_collapsed, struct collapse_ext_ctx *cctx, s32 result)
 {
@@ -42,4 +51,5 @@ COLLAPSE_EXT_OPS(random_policy,
 	.pte_limits = (void *)random_pte_limits,
 	.target_node = (void *)random_target_node,
 	.batch_size = (void *)random_batch_size,
+	.scan_budget = (void *)random_scan_budget,
 	.collapsed = (void *)random_collapsed);

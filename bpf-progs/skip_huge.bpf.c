@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * skip_huge: khugepaged stops re-reading memory that is already huge.
+ *
+ * Once most of a process's memory is PMD-mapped, every khugepaged visit
+ * still walks all of it, PMD by PMD, to find the little left to do. This
+ * policy skips an mm (khugepaged moves on without taking its mmap_lock)
+ * when its last complete walk found at least huge_pct percent of its PMD
+ * ranges PMD-mapped, or when its last visit collapsed none of the ranges
+ * it tried (all failed), and looks again once recheck_s seconds have
+ * passed since the last visit that scanned it, so new memory is still
+ * found. The kernel counts what it saves: khugepaged_mm_skips and
+ * scan_budget_declined_pages in the policy's stats. .rodata, set before
+ * load:
+ *
+ *	huge_pct	threshold of PMD-mapped ranges (default 95)
+ *	recheck_s	seconds before a skipped mm is scanned again (default 60)
+ */
+#include "collapse_ext.bpf.h"
+
+char _license[] SEC("license") = "GPL";
+
+const volatile u32 huge_pct = 95;
+const volatile u32 recheck_s = 60;
+
+SEC("struct_ops/scan_budget")
+u32 BPF_PROG(skip_huge_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)
+{
+	bool mostly_huge = cctx->walk_pmds &&
+			   (u64)cctx->walk_huge * 100 >= (u64)huge_pct * cctx->walk_pmds;
+	bool all_failed = cctx->visit_pmds && !cctx->visit_huge;
+
+	if (!cctx->since_visit_ns ||
+	    cctx->since_visit_ns >= (u64)recheck_s * 1000000000ULL)
+		return dflt;
+	return mostly_huge || all_failed ? 0 : dflt;
+}
+
+COLLAPSE_EXT_OPS(skip_huge, .scan_budget = (void *)skip_huge_scan_budget);

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scan_budget: asked once per khugepaged visit of an mm, with the
+ * documented ctx; 0 skips the mm without a pte_limits call or a scanned
+ * range while the mms of other cgroups are still collapsed; a budget
+ * smaller than the mm is honoured across visits (it resumes where it
+ * stopped, nothing is skipped forever); answers above what is left of the
+ * pass are clamped and counted; the root's pass size still bounds it; link
+ * updates and cgroup removal while khugepaged runs are safe.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collapse_test.h"
+#include "policy_test.h"
+#include "knobs.h"
+#include "kselftest_harness.h"
+
+#define CG		"ce_budget"
+#define NR_PMDS		8
+#define KEEP		(-1LL)
+
+FIXTURE(budget)
+{
+	struct knobs *skel;
+	struct bpf_link *link;
+	uint64_t cgid;
+	struct hp_child child;
+};
+
+/* knobs as "budget" on CG, khugepaged at full speed with 8-PMD passes */
+FIXTURE_SETUP(budget)
+{
+	struct thp_settings s;
+
+	ASSERT_EQ(0, cg_create(CG, &self->cgid));
+	self->skel = knobs_load("budget", self->cgid);
+	ASSERT_NE(NULL, self->skel);
+	thp_save_settings();
+	thp_read_settings(&s);
+	thp_push_settings(&s);
+	khugepaged_fast(-1, NR_PMDS * HPAGE_NR);
+}
+
+FIXTURE_TEARDOWN(budget)
+{
+	if (self->child.pid > 0)
+		hp_child_stop(&self->child);
+	bpf_link__destroy(self->link);
+	knobs__destroy(self->skel);
+	cg_remove(CG);
+	thp_restore_settings();
+}
+
+static void attach(struct __test_metadata *_metadata,
+		   FIXTURE_DATA(budget) *self, long long budget)
+{
+	self->skel->data->budget = budget;
+	self->link = knobs_attach(self->skel);
+	ASSERT_NE(NULL, self->link);
+	ASSERT_EQ(0, hp_child_start(&self->child, CG, NR_PMDS));
+}
+
+TEST_F_TIMEOUT(budget, once_per_visit_with_ctx, 120)
+{
+	struct knobs__bss *b = self->skel->bss;
+
+	attach(_metadata, self, KEEP);
+	EXPECT_TRUE(hp_child_wait_huge(&self->child, 60));
+	EXPECT_TRUE(wait_full_scans(30));
+	/* once per visit: the hook's own count is the kernel's */
+	EXPECT_LT(0, b->nr_scan_budget);
+	EXPECT_EQ(b->nr_scan_budget, policy_stat("budget", "calls_scan_budget"));
+	EXPECT_EQ(b->nr_scan_budget, policy_stat("budget", "khugepaged_mm_visits"));
+	EXPECT_EQ(0, policy_stat("budget", "khugepaged_mm_skips"));
+	/* the ctx of the last visit */
+	EXPECT_EQ(CALLER_KHUGEPAGED, b->sb_caller);
+	EXPECT_EQ(self->cgid, b->sb_owner_cgroup_id);
+	EXPECT_LT(0, b->sb_dflt);
+	EXPECT_GE(NR_PMDS * HPAGE_NR, b->sb_dflt);
+	EXPECT_LE(NR_PMDS * HPAGE_NR, b->sb_anon_pages);
+	EXPECT_LE(NR_PMDS * HPAGE_NR, b->sb_scanned);
+	EXPECT_LT(0, b->sb_since_visit_ns);
+	/* its last complete walk found every range PMD-mapped */
+	EXPECT_LE(NR_PMDS, b->sb_walk_pmds);
+	EXPECT_EQ(b->sb_walk_pmds, b->sb_walk_huge);
+	EXPECT_EQ(0, b->sb_address & (HPAGE_SZ - 1));
+}
+
+/*
+ * 0 skips the mm at no scan cost; an mm of another cgroup (no policy)
+ * is collapsed meanwhile.
+ */
+TEST_F_TIMEOUT(budget, zero_skips_the_mm, 120)
+{
+	struct hp_child other = {};
+
+	attach(_metadata, self, 0);
+	ASSERT_EQ(0, hp_child_start(&other, "", NR_PMDS));
+	EXPECT_TRUE(hp_child_wait_huge(&other, 60));
+	EXPECT_TRUE(wait_full_scans(30));
+	EXPECT_FALSE(hp_child_huge(&self->child));
+	EXPECT_LT(0, policy_stat("budget", "khugepaged_mm_skips"));
+	EXPECT_EQ(policy_stat("budget", "khugepaged_mm_visits"),
+		  policy_stat("budget", "khugepaged_mm_skips"));
+	EXPECT_LT(0, policy_stat("budget", "scan_budget_declined_pages"));
+	/* no range of the skipped mm was looked at */
+	EXPECT_EQ(0, policy_stat("budget", "calls_pte_limits"));
+	EXPECT_EQ(0, policy_stat("budget", "ranges_scanned"));
+	EXPECT_EQ(0, self->skel->bss->nr_pte_limits);
+	hp_child_stop(&other);
+}
+
+/*
+ * One PMD range per visit: the mm is finished over at least NR_PMDS
+ * visits, each resuming where the last stopped.
+ */
+TEST_F_TIMEOUT(budget, small_budget_finishes_over_visits, 180)
+{
+	long visits;
+
+	attach(_metadata, self, HPAGE_NR);
+	EXPECT_TRUE(hp_child_wait_huge(&self->child, 120));
+	visits = policy_stat("budget", "khugepaged_mm_visits");
+	TH_LOG("%ld visits, %ld ranges scanned", visits,
+	       policy_stat("budget", "ranges_scanned"));
+	EXPECT_LE(NR_PMDS, visits);
+	EXPECT_LE(NR_PMDS, policy_stat("budget", "ranges_scanned"));
+	EXPECT_EQ(0, policy_stat("budget", "scan_budget_clamped"));
+}
+
+/* More than is left of the pass: clamped, counted, and as good as dflt. */
+TEST_F_TIMEOUT(budget, above_the_pass_clamped_and_counted, 120)
+{
+	long calls0, clamped, calls1;
+
+	attach(_metadata, self, 1LL << 30);
+	EXPECT_TRUE(hp_child_wait_huge(&self->child, 60));
+	/* every answer was clamped: read between two reads of the calls */
+	calls0 = policy_stat("budget", "calls_scan_budget");
+	clamped = policy_stat("budget", "scan_budget_clamped");
+	calls1 = policy_stat("budget", "calls_scan_budget");
+	EXPECT_LT(0, clamped);
+	EXPECT_LE(calls0, clamped);
+	EXPECT_GE(calls1, clamped);
+}
+
+/* The root's policy sizes the pass; a cgroup's budget lives inside it. */
+TEST_F_TIMEOUT(budget, root_pass_size_bounds_the_budget, 120)
+{
+	struct knobs *root = knobs_load("budget_root", 0);
+	struct bpf_link *l;
+
+	ASSERT_NE(NULL, root);
+	root->data->pass_pages = 3 * HPAGE_NR;
+	l = knobs_attach(root);
+	ASSERT_NE(NULL, l);
+	attach(_metadata, self, KEEP);
+	EXPECT_TRUE(hp_child_wait_huge(&self->child, 60));
+	EXPECT_TRUE(wait_full_scans(30));
+	EXPECT_LT(0, self->skel->bss->nr_scan_budget);
+	EXPECT_GE(3 * HPAGE_NR, self->skel->bss->sb_dflt);
+	EXPECT_LT(0, policy_stat("budget_root", "khugepaged_passes"));
+	bpf_link__destroy(l);
+	knobs__destroy(root);
+}
+
+/*
+ * Swapping the policy (skip / full budget) while khugepaged visits the mm,
+ * then removing its cgroup with the policy attached: nothing breaks, the
+ * last answer wins, the policy is gone.
+ */
+TEST_F_TIMEOUT(budget, swap_and_removal_while_scanning, 180)
+{
+	struct knobs *k;
+	int i;
+
+	attach(_metadata, self, 0);
+	for (i = 0; i < 20; i++) {
+		k = knobs_load("budget", self->cgid);
+		ASSERT_NE(NULL, k);
+		k->data->budget = i % 2 ? 0 : KEEP;
+		EXPECT_EQ(0, bpf_link__update_map(self->link, k->maps.knobs));
+		knobs__destroy(self->skel);
+		self->skel = k;
+		usleep(100000);
+	}
+	/* the last one (i = 19) skips; one more that scans */
+	k = knobs_load("budget", self->cgid);
+	ASSERT_NE(NULL, k);
+	EXPECT_EQ(0, bpf_link__update_map(self->link, k->maps.knobs));
+	knobs__destroy(self->skel);
+	self->skel = k;
+	EXPECT_TRUE(hp_child_wait_huge(&self->child, 60));
+	EXPECT_EQ(21, policy_stat("budget", "swaps"));
+	/* out of the cgroup, then the cgroup goes with its policy attached */
+	EXPECT_EQ(0, cg_move("", self->child.pid));
+	EXPECT_EQ(0, cg_remove(CG));
+	for (i = 0; i < 50 && policy_attached("budget"); i++)
+		usleep(100000);
+	EXPECT_FALSE(policy_attached("budget"));
+	EXPECT_TRUE(wait_full_scans(30));
+}
+
+TEST_HARNESS_MAIN
