@@ -19,6 +19,10 @@
  *   collapse_bench khugepaged-stalls [--mb N] [--reps N]   the writer's
  *       and reader's stalls while khugepaged collapses their memory, and
  *       while it leaves it alone
+ *   collapse_bench khugepaged-cgroups [--reps N]   scan_budget: a 64 MiB
+ *       critical process behind a 1 GiB batch one, with and without
+ *       priority; khugepaged's scanning of huge memory, with and without
+ *       skip_huge
  *   collapse_bench memcpy [--mb N] [--reps N]  2 MiB memcpy bandwidth vs
  *       collapse throughput
  */
@@ -540,6 +544,134 @@ static int khugepaged_stalls(void)
 	return 0;
 }
 
+/*
+ * khugepaged per cgroup. "priority": a 64 MiB latency-critical process
+ * starts after a 1 GiB batch process, both MADV_HUGEPAGE: seconds until
+ * the critical one is 90% huge, with no policy and with priority at the
+ * root (passthrough on the critical cgroup), and how far the batch got
+ * meanwhile. "skip_huge": 1 GiB already collapsed; after two full scans,
+ * the ranges khugepaged scans in a window and its CPU time, with
+ * passthrough and with skip_huge.
+ */
+#define CRIT_MIB	64
+#define BATCH_MIB	1024
+#define SKIP_WINDOW_S	20
+
+static void priority_sample(bool priority, int rep)
+{
+	struct hp_child batch = {}, crit = {};
+	double t0, t = -1;
+	char when[32] = "null";
+	int batch_pct;
+
+	cg_create("kb_batch", NULL);
+	cg_create("kb_crit", NULL);
+	if (priority &&
+	    (run_cmd(out, sizeof(out), "collapsectl load " BPF "priority.bpf.o") ||
+	     run_cmd(out, sizeof(out), "collapsectl load " BPF "passthrough.bpf.o "
+		     "--cgroup " CGROOT "kb_crit --name crit")))
+		fprintf(stderr, "%s", out);
+	if (hp_child_start(&batch, "kb_batch", BATCH_MIB / 2) ||
+	    hp_child_start(&crit, "kb_crit", CRIT_MIB / 2)) {
+		fprintf(stderr, "collapse_bench: cannot start the processes\n");
+		goto out;
+	}
+	t0 = now();
+	while (now() - t0 < COVERAGE_LIMIT_S) {
+		if (hp_child_huge_pct(&crit) >= 90) {
+			t = now() - t0;
+			break;
+		}
+		usleep(100000);
+	}
+	batch_pct = hp_child_huge_pct(&batch);
+	if (t >= 0)
+		snprintf(when, sizeof(when), "%.2f", t);
+	printf("BENCH {\"bench\": \"khugepaged_priority\", \"case\": \"%s\", "
+	       "\"rep\": %d, \"crit_mib\": %d, \"batch_mib\": %d, "
+	       "\"crit_s_to_90pct\": %s, \"limit_s\": %d, "
+	       "\"batch_huge_pct_then\": %d}\n", priority ? "priority" : "none",
+	       rep, CRIT_MIB, BATCH_MIB, when, COVERAGE_LIMIT_S, batch_pct);
+out:
+	hp_child_stop(&crit);
+	hp_child_stop(&batch);
+	if (priority) {
+		run_cmd(out, sizeof(out), "collapsectl unload crit");
+		run_cmd(out, sizeof(out), "collapsectl unload priority");
+	}
+	cg_remove("kb_crit");
+	cg_remove("kb_batch");
+}
+
+static void skip_sample(const char *policy, int rep)
+{
+	struct hp_child c = {};
+	long ranges, skips;
+	double cpu;
+	int pidfd;
+
+	if (run_cmd(out, sizeof(out), "collapsectl load " BPF "%s.bpf.o", policy)) {
+		fprintf(stderr, "%s", out);
+		return;
+	}
+	if (hp_child_start(&c, "", BATCH_MIB / 2))
+		goto out;
+	pidfd = sys_pidfd_open(c.pid);
+	sys_process_madvise(pidfd, *c.addr, c.nr * HPAGE_SZ, MADV_COLLAPSE, 0);
+	close(pidfd);
+	/* two complete walks: what the policy knows of the mm is current */
+	wait_full_scans(60);
+	ranges = policy_stat(policy, "ranges_scanned");
+	skips = policy_stat(policy, "khugepaged_mm_skips");
+	cpu = khugepaged_cpu();
+	sleep(SKIP_WINDOW_S);
+	printf("BENCH {\"bench\": \"khugepaged_skip\", \"case\": \"%s\", "
+	       "\"rep\": %d, \"mib\": %d, \"window_s\": %d, \"huge_pct\": %d, "
+	       "\"ranges_scanned\": %ld, \"mm_skips\": %ld, "
+	       "\"khugepaged_cpu_s\": %.2f}\n", policy, rep, BATCH_MIB,
+	       SKIP_WINDOW_S, hp_child_huge_pct(&c),
+	       policy_stat(policy, "ranges_scanned") - ranges,
+	       policy_stat(policy, "khugepaged_mm_skips") - skips,
+	       khugepaged_cpu() - cpu);
+	hp_child_stop(&c);
+out:
+	run_cmd(out, sizeof(out), "collapsectl unload %s", policy);
+}
+
+static int khugepaged_cgroups(void)
+{
+	struct thp_settings s;
+	int order[] = { 0, 1, 2, 3 }, r, i;
+
+	thp_save_settings();
+	thp_read_settings(&s);
+	s.khugepaged.scan_sleep_millisecs = 100;
+	s.thp_enabled = THP_MADVISE;
+	thp_push_settings(&s);
+	write_str(CGROOT "cgroup.subtree_control", "+memory");
+	for (r = 0; r < reps; r++) {
+		shuffle(order, 4);
+		for (i = 0; i < 4; i++) {
+			switch (order[i]) {
+			case 0:
+				priority_sample(false, r);
+				break;
+			case 1:
+				priority_sample(true, r);
+				break;
+			case 2:
+				skip_sample("passthrough", r);
+				break;
+			case 3:
+				skip_sample("skip_huge", r);
+				break;
+			}
+		}
+	}
+	thp_restore_settings();
+	return 0;
+}
+
 /* Per repetition: memcpy of 2 MiB blocks, then one collapse of as much. */
 static int memcpy_bw(void)
 {
@@ -581,7 +713,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: collapse_bench hooks|batch|khugepaged|"
-			"khugepaged-stalls|memcpy "
+			"khugepaged-stalls|khugepaged-cgroups|memcpy "
 			"[--mb N] [--reps N]\n");
 		return 2;
 	}
@@ -608,6 +740,8 @@ int main(int argc, char **argv)
 		return khugepaged();
 	if (!strcmp(argv[1], "khugepaged-stalls"))
 		return khugepaged_stalls();
+	if (!strcmp(argv[1], "khugepaged-cgroups"))
+		return khugepaged_cgroups();
 	if (!strcmp(argv[1], "memcpy"))
 		return memcpy_bw();
 	fprintf(stderr, "collapse_bench: unknown benchmark '%s'\n", argv[1]);

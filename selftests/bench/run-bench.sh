@@ -46,6 +46,7 @@ if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
 	boot patched-batch "$PATCHED" "" collapse_bench batch --mb 512 --reps "$REPS"
 	boot patched-khugepaged "$PATCHED" "" collapse_bench khugepaged --mb "$MB" --reps "$REPS"
 	boot patched-khugepaged-stalls "$PATCHED" "" collapse_bench khugepaged-stalls --mb "$MB" --reps "$REPS"
+	boot patched-khugepaged-cgroups "$PATCHED" "" collapse_bench khugepaged-cgroups --reps "$REPS"
 	boot patched-memcpy "$PATCHED" "" collapse_bench memcpy --mb "$MB" --reps "$REPS"
 	{
 		printf '{"meta": {"date": "%s", "host": "%s", "cpus": %s, ' \
