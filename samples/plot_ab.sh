@@ -1,11 +1,15 @@
 #!/bin/sh
-# Plot the coverage curves `make run` printed between @@CSV markers.
+# Plot the coverage curves `make run` printed between @@CSV markers, and
+# those of its khugepaged phase (@@CSV2) into OUTPUT-khugepaged.png.
 # Usage: samples/plot_ab.sh CONSOLE_LOG OUTPUT.png
 set -eu
 log=$1
 png=$2
 csv=${png%.png}.csv
+csv2=${png%.png}-khugepaged.csv
+png2=${png%.png}-khugepaged.png
 sed -n '/@@CSV-BEGIN@@/,/@@CSV-END@@/p' "$log" | grep -E '^[0-9.]+,' | tr -d '\r' > "$csv"
+sed -n '/@@CSV2-BEGIN@@/,/@@CSV2-END@@/p' "$log" | grep -E '^[0-9.]+,' | tr -d '\r' > "$csv2"
 if [ ! -s "$csv" ]; then
 	echo "plot_ab: no coverage data in $log" >&2
 	exit 1
@@ -27,5 +31,9 @@ plot "$csv" using 1:(\$2/1024) with linespoints title "A: frugal", \
      "$csv" using 1:(\$3/1024) with linespoints title "B: eager", \
      "$csv" using 1:(\$4/1024) with lines dashtype 2 title "A: anon memory", \
      "$csv" using 1:(\$5/1024) with lines dashtype 2 title "B: anon memory"
+set output "$png2"
+set title "khugepaged per cgroup: the same 64 MiB, khugepaged only"
+plot "$csv2" using 1:(\$2/1024) with linespoints title "A: passthrough (whole passes)", \
+     "$csv2" using 1:(\$3/1024) with linespoints title "B: priority (5% of a pass per visit)"
 GP
-echo "plot_ab: $png"
+echo "plot_ab: $png $png2"
