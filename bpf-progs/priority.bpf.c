@@ -19,7 +19,8 @@
  * of the pass. .rodata, set before load (skeleton or bpftool):
  *
  *	share_pct	percent of the rest of the pass per visit (default 5)
- *	min_pages	floor of a visit (default 512)
+ *	min_pages	floor of a visit (default 512; 0 is taken as 512: a
+ *			priority never skips an mm)
  */
 #include "collapse_ext.bpf.h"
 
@@ -35,6 +36,8 @@ u32 BPF_PROG(priority_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)
 
 	if (n < min_pages)
 		n = min_pages;
+	if (!n)		/* never 0: that would skip the mm */
+		n = HPAGE_PMD_NR;
 	return n < dflt ? n : dflt;
 }
 

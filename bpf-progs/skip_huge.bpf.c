@@ -5,13 +5,14 @@
  * Once most of a process's memory is PMD-mapped, every khugepaged visit
  * still walks all of it, PMD by PMD, to find the little left to do. This
  * policy skips an mm (khugepaged moves on without taking its mmap_lock)
- * when its last complete walk found at least huge_pct percent of its PMD
- * ranges PMD-mapped, or when its last visit collapsed none of the ranges
- * it tried (all failed), and looks again once recheck_s seconds have
- * passed since the last visit that scanned it, so new memory is still
- * found. The kernel counts what it saves: khugepaged_mm_skips and
- * scan_budget_declined_pages in the policy's stats. .rodata, set before
- * load:
+ * when a new walk of it would start and its last complete walk found at
+ * least huge_pct percent of its PMD ranges PMD-mapped, or when its last
+ * visit made none of the ranges it tried huge (they failed, or were
+ * empty), and looks again once recheck_s seconds have passed since
+ * khugepaged last scanned it, so new memory is still found. A walk that
+ * started goes on to its end. The kernel counts the visits it skipped
+ * (khugepaged_mm_skips) and the ranges it did scan (ranges_scanned).
+ * .rodata, set before load:
  *
  *	huge_pct	threshold of PMD-mapped ranges (default 95)
  *	recheck_s	seconds before a skipped mm is scanned again (default 60)
@@ -26,7 +27,8 @@ const volatile u32 recheck_s = 60;
 SEC("struct_ops/scan_budget")
 u32 BPF_PROG(skip_huge_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)
 {
-	bool mostly_huge = cctx->walk_pmds &&
+	/* only before a walk starts: a walk in progress goes on */
+	bool mostly_huge = !cctx->address && cctx->walk_pmds &&
 			   (u64)cctx->walk_huge * 100 >= (u64)huge_pct * cctx->walk_pmds;
 	bool all_failed = cctx->visit_pmds && !cctx->visit_huge;
 

@@ -134,19 +134,40 @@ int collapse_sparse_region(size_t nr_hpages)
 	return ret;
 }
 
+static volatile sig_atomic_t hp_refault;
+
+static void hp_on_usr1(int sig)
+{
+	hp_refault = 1;
+}
+
+/* Map, fill, MADV_HUGEPAGE; on SIGUSR1 drop and refault the first 2 MiB */
 static int hp_child_fn(void *arg)
 {
 	struct hp_child *c = arg;
 	struct region r;
 
+	/* Hold none of the test's files: its BPF links must go when it says */
+	close_range(3, ~0U, 0);
+	signal(SIGUSR1, hp_on_usr1);
 	if (region_map(&r, c->nr))
 		return 1;
 	region_fill(&r, NULL);
 	if (madvise(r.p, r.len, MADV_HUGEPAGE))
 		return 2;
 	*c->addr = r.p;
-	for (;;)
+	for (;;) {
 		pause();
+		if (hp_refault) {
+			hp_refault = 0;
+			/* small pages: no huge page at fault meanwhile */
+			madvise(r.p, HPAGE_SZ, MADV_NOHUGEPAGE);
+			madvise(r.p, HPAGE_SZ, MADV_DONTNEED);
+			for (size_t off = 0; off < HPAGE_SZ; off += PAGE_SZ)
+				r.p[off] = 1;
+			madvise(r.p, HPAGE_SZ, MADV_HUGEPAGE);
+		}
+	}
 }
 
 int hp_child_start(struct hp_child *c, const char *cg, size_t nr)
@@ -167,6 +188,15 @@ int hp_child_huge_pct(struct hp_child *c)
 {
 	return anon_huge_kb(c->pid, *c->addr, c->nr * HPAGE_SZ) * 100 /
 	       (c->nr * HPAGE_SZ / 1024);
+}
+
+int hp_child_refault_first(struct hp_child *c)
+{
+	if (kill(c->pid, SIGUSR1))
+		return -1;
+	for (int i = 0; i < 300 && range_is_huge(c->pid, *c->addr, HPAGE_SZ); i++)
+		usleep(10000);
+	return range_is_huge(c->pid, *c->addr, HPAGE_SZ) ? -1 : 0;
 }
 
 bool hp_child_huge(struct hp_child *c)

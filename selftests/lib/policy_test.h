@@ -62,6 +62,8 @@ int hp_child_start(struct hp_child *c, const char *cg, size_t nr);
 /* Share of its memory PMD-mapped, in percent */
 int hp_child_huge_pct(struct hp_child *c);
 bool hp_child_huge(struct hp_child *c);
+/* Make its first 2 MiB small pages again (the child refaults them). */
+int hp_child_refault_first(struct hp_child *c);
 /* Wait up to @secs for all of it to be PMD-mapped. */
 bool hp_child_wait_huge(struct hp_child *c, int secs);
 void hp_child_stop(struct hp_child *c);

@@ -27,8 +27,8 @@
 
 FIXTURE(budget)
 {
-	struct knobs *skel;
-	struct bpf_link *link;
+	struct knobs *skel, *root;		/* root: counts the passes */
+	struct bpf_link *link, *root_link;
 	uint64_t cgid;
 	struct hp_child child;
 };
@@ -41,6 +41,8 @@ FIXTURE_SETUP(budget)
 	ASSERT_EQ(0, cg_create(CG, &self->cgid));
 	self->skel = knobs_load("budget", self->cgid);
 	ASSERT_NE(NULL, self->skel);
+	self->root = knobs_load("budget_root", 0);
+	ASSERT_NE(NULL, self->root);
 	thp_save_settings();
 	thp_read_settings(&s);
 	thp_push_settings(&s);
@@ -53,17 +55,33 @@ FIXTURE_TEARDOWN(budget)
 		hp_child_stop(&self->child);
 	bpf_link__destroy(self->link);
 	knobs__destroy(self->skel);
+	bpf_link__destroy(self->root_link);
+	knobs__destroy(self->root);
 	cg_remove(CG);
 	thp_restore_settings();
+}
+
+/* The root's knobs (counting passes), budget on CG, a child of @nr PMDs */
+static void attach_nr(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(budget) *self, long long budget, size_t nr)
+{
+	/* the previous test's root policy may still be going (EBUSY) */
+	for (int i = 0; i < 50 && !self->root_link; i++) {
+		self->root_link = knobs_attach(self->root);
+		if (!self->root_link)
+			usleep(100000);
+	}
+	ASSERT_NE(NULL, self->root_link);
+	self->skel->data->budget = budget;
+	self->link = knobs_attach(self->skel);
+	ASSERT_NE(NULL, self->link);
+	ASSERT_EQ(0, hp_child_start(&self->child, CG, nr));
 }
 
 static void attach(struct __test_metadata *_metadata,
 		   FIXTURE_DATA(budget) *self, long long budget)
 {
-	self->skel->data->budget = budget;
-	self->link = knobs_attach(self->skel);
-	ASSERT_NE(NULL, self->link);
-	ASSERT_EQ(0, hp_child_start(&self->child, CG, NR_PMDS));
+	attach_nr(_metadata, self, budget, NR_PMDS);
 }
 
 TEST_F_TIMEOUT(budget, once_per_visit_with_ctx, 120)
@@ -78,6 +96,9 @@ TEST_F_TIMEOUT(budget, once_per_visit_with_ctx, 120)
 	EXPECT_EQ(b->nr_scan_budget, policy_stat("budget", "calls_scan_budget"));
 	EXPECT_EQ(b->nr_scan_budget, policy_stat("budget", "khugepaged_mm_visits"));
 	EXPECT_EQ(0, policy_stat("budget", "khugepaged_mm_skips"));
+	/* not once per mmap_lock drop: a pass visits an mm twice at most */
+	EXPECT_GE(2 * policy_stat("budget_root", "khugepaged_passes"),
+		  (long)b->nr_scan_budget);
 	/* the ctx of the last visit */
 	EXPECT_EQ(CALLER_KHUGEPAGED, b->sb_caller);
 	EXPECT_EQ(self->cgid, b->sb_owner_cgroup_id);
@@ -117,21 +138,54 @@ TEST_F_TIMEOUT(budget, zero_skips_the_mm, 120)
 }
 
 /*
- * One PMD range per visit: the mm is finished over at least NR_PMDS
- * visits, each resuming where the last stopped.
+ * Two PMD ranges per visit, however often collapses drop the mmap_lock:
+ * the mm is finished over several visits, each resuming where the last
+ * stopped, and no pass (two visits of the mm at most) scans more.
  */
 TEST_F_TIMEOUT(budget, small_budget_finishes_over_visits, 180)
 {
-	long visits;
+	long visits, ranges, passes;
 
-	attach(_metadata, self, HPAGE_NR);
+	attach(_metadata, self, 2 * HPAGE_NR);
 	EXPECT_TRUE(hp_child_wait_huge(&self->child, 120));
 	visits = policy_stat("budget", "khugepaged_mm_visits");
-	TH_LOG("%ld visits, %ld ranges scanned", visits,
-	       policy_stat("budget", "ranges_scanned"));
-	EXPECT_LE(NR_PMDS, visits);
-	EXPECT_LE(NR_PMDS, policy_stat("budget", "ranges_scanned"));
+	ranges = policy_stat("budget", "ranges_scanned");
+	passes = policy_stat("budget_root", "khugepaged_passes");
+	TH_LOG("%ld visits, %ld ranges scanned, %ld passes", visits, ranges, passes);
+	EXPECT_LE(NR_PMDS / 2, visits);
+	EXPECT_LE(NR_PMDS, ranges);
+	EXPECT_GE(2 * visits, ranges);
+	EXPECT_GE(4 * passes, ranges);
 	EXPECT_EQ(0, policy_stat("budget", "scan_budget_clamped"));
+}
+
+/*
+ * A visit left in the middle of the mm under a policy; the policy goes.
+ * The next visits walk the whole mm again, as without a policy: memory
+ * before where the policy's visit stopped is found too.
+ */
+TEST_F_TIMEOUT(budget, resume_ends_with_the_policy, 180)
+{
+	int pct = 0;
+
+	attach_nr(_metadata, self, HPAGE_NR, 4 * NR_PMDS);
+	for (int i = 0; i < 600 && (pct = hp_child_huge_pct(&self->child)) < 25; i++)
+		usleep(10000);
+	/* freeze it mid-mm, then make its first range small again */
+	self->skel->data->budget = 0;
+	TH_LOG("stopped at %d%% huge", pct);
+	EXPECT_GT(100, pct);
+	ASSERT_EQ(0, hp_child_refault_first(&self->child));
+	/* no policy at all from now on */
+	bpf_link__destroy(self->link);
+	self->link = NULL;
+	bpf_link__destroy(self->root_link);
+	self->root_link = NULL;
+	EXPECT_TRUE(hp_child_wait_huge(&self->child, 60));
+	EXPECT_FALSE(policy_attached("budget"));
+	TH_LOG("then %d%% huge, the first range %s", hp_child_huge_pct(&self->child),
+	       range_is_huge(self->child.pid, *self->child.addr, HPAGE_SZ) ?
+	       "huge" : "small");
 }
 
 /* More than is left of the pass: clamped, counted, and as good as dflt. */
@@ -153,21 +207,13 @@ TEST_F_TIMEOUT(budget, above_the_pass_clamped_and_counted, 120)
 /* The root's policy sizes the pass; a cgroup's budget lives inside it. */
 TEST_F_TIMEOUT(budget, root_pass_size_bounds_the_budget, 120)
 {
-	struct knobs *root = knobs_load("budget_root", 0);
-	struct bpf_link *l;
-
-	ASSERT_NE(NULL, root);
-	root->data->pass_pages = 3 * HPAGE_NR;
-	l = knobs_attach(root);
-	ASSERT_NE(NULL, l);
+	self->root->data->pass_pages = 3 * HPAGE_NR;
 	attach(_metadata, self, KEEP);
 	EXPECT_TRUE(hp_child_wait_huge(&self->child, 60));
 	EXPECT_TRUE(wait_full_scans(30));
 	EXPECT_LT(0, self->skel->bss->nr_scan_budget);
 	EXPECT_GE(3 * HPAGE_NR, self->skel->bss->sb_dflt);
 	EXPECT_LT(0, policy_stat("budget_root", "khugepaged_passes"));
-	bpf_link__destroy(l);
-	knobs__destroy(root);
 }
 
 /*
