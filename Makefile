@@ -41,7 +41,7 @@ help:
 	@echo "make kernel-export  write build/linux commits to kernel/patches/"
 	@echo "make check-series   build every prefix of the series, checkpatch each patch"
 	@echo "make initramfs    build the guest (tools, policies, tests)"
-	@echo "make bench        benchmarks: medians with 95% CIs (~40 min; see README)"
+	@echo "make bench        benchmarks: medians with 95% CIs (~30 min; see README)"
 	@echo "make bench-readme  rewrite README.md's Performance numbers from build/bench/results.json"
 	@echo "make clean        remove build/ except the kernel tree"
 

@@ -211,6 +211,35 @@ TEST_F_TIMEOUT(limits, khugepaged_follows_policy, 180)
 }
 
 /*
+ * The pass size the root's policy answers is the one khugepaged uses: with
+ * pages_to_scan one PMD and a 5 s sleep, a policy answering 8 PMDs gets
+ * the whole region collapsed within about one pass.
+ */
+TEST_F_TIMEOUT(limits, khugepaged_uses_the_pass_size, 120)
+{
+	struct thp_settings s = *thp_current_settings();
+	struct region r8;
+	int i;
+
+	ASSERT_EQ(0, region_map(&r8, 8));
+	self->skel->data->pass_pages = 8 * HPAGE_NR;
+	s.khugepaged.scan_sleep_millisecs = 5000;
+	s.khugepaged.pages_to_scan = HPAGE_NR;
+	s.thp_enabled = THP_MADVISE;
+	thp_push_settings(&s);
+	region_fill(&r8, NULL);
+	ASSERT_EQ(0, madvise(r8.p, r8.len, MADV_HUGEPAGE));
+	/* one pass now (the sysfs write woke khugepaged), the next in 5 s */
+	for (i = 0; i < 40 && !range_is_huge(0, r8.p, r8.len); i++)
+		usleep(100000);
+	EXPECT_TRUE(range_is_huge(0, r8.p, r8.len))
+		TH_LOG("%lu of 8 PMDs huge after %d ms",
+		       anon_huge_kb(0, r8.p, r8.len) / 2048, i * 100);
+	madvise(r8.p, r8.len, MADV_NOHUGEPAGE);
+	region_unmap(&r8);
+}
+
+/*
  * Stop khugepaged: THP "never" (the 2 MiB size inherits it) makes the
  * sysfs write wait in kthread_stop() for the pass in flight. Pushed on
  * top of khugepaged_fast(): thp_pop_settings() starts it again.
