@@ -295,6 +295,14 @@ void khugepaged_fast(int none, unsigned long pages)
 	thp_push_settings(&s);
 }
 
+void khugepaged_stop(void)
+{
+	struct thp_settings s = *thp_current_settings();
+
+	s.thp_enabled = THP_NEVER;
+	thp_push_settings(&s);
+}
+
 int target_start(struct target *t, size_t nr_hpages, uid_t uid,
 		 bool (*skip)(size_t page))
 {

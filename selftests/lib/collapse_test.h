@@ -104,6 +104,13 @@ bool wait_full_scans(int secs);
  * undoes it.
  */
 void khugepaged_fast(int none, unsigned long pages);
+/*
+ * Stop khugepaged: THP "never" (the 2 MiB size inherits it) makes the
+ * sysfs write wait in kthread_stop() for the pass in flight, so counters
+ * read afterwards are still. Pushed on top of the current settings:
+ * thp_pop_settings() starts it again.
+ */
+void khugepaged_stop(void);
 
 int target_start(struct target *t, size_t nr_hpages, uid_t uid,
 		 bool (*skip)(size_t page));

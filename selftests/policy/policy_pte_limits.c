@@ -240,19 +240,6 @@ TEST_F_TIMEOUT(limits, khugepaged_uses_the_pass_size, 120)
 }
 
 /*
- * Stop khugepaged: THP "never" (the 2 MiB size inherits it) makes the
- * sysfs write wait in kthread_stop() for the pass in flight. Pushed on
- * top of khugepaged_fast(): thp_pop_settings() starts it again.
- */
-static void khugepaged_stop(void)
-{
-	struct thp_settings s = *thp_current_settings();
-
-	s.thp_enabled = THP_NEVER;
-	thp_push_settings(&s);
-}
-
-/*
  * With pages_to_scan @pages_to_scan, the khugepaged passes (and their
  * pages) the policy's counters show over two full scans of the region.
  * khugepaged is stopped around the counting (left stopped, settings

@@ -91,6 +91,7 @@ TEST_F_TIMEOUT(budget, once_per_visit_with_ctx, 120)
 	attach(_metadata, self, KEEP);
 	EXPECT_TRUE(hp_child_wait_huge(&self->child, 60));
 	EXPECT_TRUE(wait_full_scans(30));
+	khugepaged_stop();
 	/* once per visit: the hook's own count is the kernel's */
 	EXPECT_LT(0, b->nr_scan_budget);
 	EXPECT_EQ(b->nr_scan_budget, policy_stat("budget", "calls_scan_budget"));
@@ -125,6 +126,7 @@ TEST_F_TIMEOUT(budget, zero_skips_the_mm, 120)
 	ASSERT_EQ(0, hp_child_start(&other, "", NR_PMDS));
 	EXPECT_TRUE(hp_child_wait_huge(&other, 60));
 	EXPECT_TRUE(wait_full_scans(30));
+	khugepaged_stop();
 	EXPECT_FALSE(hp_child_huge(&self->child));
 	EXPECT_LT(0, policy_stat("budget", "khugepaged_mm_skips"));
 	EXPECT_EQ(policy_stat("budget", "khugepaged_mm_visits"),
@@ -148,6 +150,7 @@ TEST_F_TIMEOUT(budget, small_budget_finishes_over_visits, 180)
 
 	attach(_metadata, self, 2 * HPAGE_NR);
 	EXPECT_TRUE(hp_child_wait_huge(&self->child, 120));
+	khugepaged_stop();
 	visits = policy_stat("budget", "khugepaged_mm_visits");
 	ranges = policy_stat("budget", "ranges_scanned");
 	passes = policy_stat("budget_root", "khugepaged_passes");
@@ -195,6 +198,7 @@ TEST_F_TIMEOUT(budget, above_the_pass_clamped_and_counted, 120)
 
 	attach(_metadata, self, 1LL << 30);
 	EXPECT_TRUE(hp_child_wait_huge(&self->child, 60));
+	khugepaged_stop();
 	/* every answer was clamped: read between two reads of the calls */
 	calls0 = policy_stat("budget", "calls_scan_budget");
 	clamped = policy_stat("budget", "scan_budget_clamped");
