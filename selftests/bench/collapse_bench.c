@@ -265,6 +265,37 @@ static void *read_probe(void *arg)
 	return NULL;
 }
 
+/*
+ * The range of mb MiB plus 64 MiB of the same vma for the reader, filled,
+ * with both probers started beside it.
+ */
+struct probed {
+	struct region r;
+	struct prober wr, rd;
+	pthread_t tw, tr;
+};
+
+static int probed_start(struct probed *p)
+{
+	if (region_map(&p->r, mb / 2 + 32))
+		return -1;
+	region_fill(&p->r, NULL);
+	memset(&p->wr, 0, sizeof(p->wr));
+	memset(&p->rd, 0, sizeof(p->rd));
+	p->rd.tail = p->r.p + (mb << 20);
+	pthread_create(&p->tw, NULL, write_probe, &p->wr);
+	pthread_create(&p->tr, NULL, read_probe, &p->rd);
+	return 0;
+}
+
+static void probed_stop(struct probed *p)
+{
+	p->wr.stop = 1;
+	p->rd.stop = 1;
+	pthread_join(p->tw, NULL);
+	pthread_join(p->tr, NULL);
+}
+
 /* "SIDE_p50_us": ..., "SIDE_p99_us": ..., "SIDE_max_us": ... of a prober */
 static void print_lat(const char *side, struct prober *p)
 {
@@ -289,11 +320,9 @@ static void print_cdf(const char *cfg, const char *side, struct prober *p)
  */
 static int batch_sample(unsigned int pmds, bool no_yield, int rep, bool report)
 {
-	static struct prober wr, rd;
+	static struct probed pb;
 	struct bench_batch *skel = bench_batch__open();
 	struct bpf_link *link;
-	struct region r;
-	pthread_t tw, tr;
 	char cfg[32];
 	double s;
 	bool ok;
@@ -309,45 +338,35 @@ static int batch_sample(unsigned int pmds, bool no_yield, int rep, bool report)
 		bench_batch__destroy(skel);
 		return 1;
 	}
-	/* the range, then 64 MiB of the same vma for the reader */
-	if (region_map(&r, mb / 2 + 32))
+	if (probed_start(&pb))
 		return 1;
-	region_fill(&r, NULL);
-	memset(&wr, 0, sizeof(wr));
-	memset(&rd, 0, sizeof(rd));
-	rd.tail = r.p + (mb << 20);
-	pthread_create(&tw, NULL, write_probe, &wr);
-	pthread_create(&tr, NULL, read_probe, &rd);
 	usleep(100000);
 	s = now();
-	ok = !madvise(r.p, mb << 20, MADV_COLLAPSE);
+	ok = !madvise(pb.r.p, mb << 20, MADV_COLLAPSE);
 	s = now() - s;
 	if (!ok)
 		fprintf(stderr, "collapse_bench: MADV_COLLAPSE, batch %u: %s\n",
 			pmds, strerror(errno));
-	wr.stop = 1;
-	rd.stop = 1;
-	pthread_join(tw, NULL);
-	pthread_join(tr, NULL);
+	probed_stop(&pb);
 	if (report) {
 		printf("BENCH {\"bench\": \"batch\", \"batch\": %u, \"yield\": %d, "
 		       "\"rep\": %d, \"mib\": %lu, \"ok\": %d, \"s_per_gib\": %.4f, "
 		       "\"collapse_s\": %.4f, ", pmds, !no_yield, rep, mb, ok,
 		       s * 1024 / mb, s);
-		print_lat("write", &wr);
+		print_lat("write", &pb.wr);
 		printf(", ");
-		print_lat("read", &rd);
+		print_lat("read", &pb.rd);
 		printf(", \"batches\": %ld, \"lock_yields\": %ld}\n",
 		       policy_stat("bench_batch", "batches"),
 		       policy_stat("bench_batch", "lock_yields"));
 		if (rep == 0) {
 			snprintf(cfg, sizeof(cfg), "%u%s", pmds,
 				 no_yield ? "_no_yield" : "_yield");
-			print_cdf(cfg, "write", &wr);
-			print_cdf(cfg, "read", &rd);
+			print_cdf(cfg, "write", &pb.wr);
+			print_cdf(cfg, "read", &pb.rd);
 		}
 	}
-	region_unmap(&r);
+	region_unmap(&pb.r);
 	bpf_link__destroy(link);
 	bench_batch__destroy(skel);
 	return 0;
@@ -442,35 +461,24 @@ static void coverage(const char *c, unsigned long pages, int rep)
  */
 static void stall_sample(const char *c, bool hugepage, unsigned long pages, int rep)
 {
-	static struct prober wr, rd;
-	struct region r;
-	pthread_t tw, tr;
+	static struct probed pb;
 
 	write_num(KHUGEPAGED "pages_to_scan", pages);
-	if (region_map(&r, mb / 2 + 32))
+	if (probed_start(&pb))
 		return;
-	region_fill(&r, NULL);
-	memset(&wr, 0, sizeof(wr));
-	memset(&rd, 0, sizeof(rd));
-	rd.tail = r.p + (mb << 20);
-	pthread_create(&tw, NULL, write_probe, &wr);
-	pthread_create(&tr, NULL, read_probe, &rd);
 	if (hugepage)
-		madvise(r.p, mb << 20, MADV_HUGEPAGE);
+		madvise(pb.r.p, mb << 20, MADV_HUGEPAGE);
 	sleep(STALL_WINDOW_S);
-	wr.stop = 1;
-	rd.stop = 1;
-	pthread_join(tw, NULL);
-	pthread_join(tr, NULL);
+	probed_stop(&pb);
 	printf("BENCH {\"bench\": \"khugepaged_stalls\", \"case\": \"%s\", \"rep\": %d, "
 	       "\"mib\": %lu, \"pages_to_scan\": %lu, \"window_s\": %d, "
 	       "\"huge_pct\": %.1f, ", c, rep, mb, pages, STALL_WINDOW_S,
-	       anon_huge_kb(0, r.p, mb << 20) * 100.0 / (mb << 10));
-	print_lat("write", &wr);
+	       anon_huge_kb(0, pb.r.p, mb << 20) * 100.0 / (mb << 10));
+	print_lat("write", &pb.wr);
 	printf(", ");
-	print_lat("read", &rd);
+	print_lat("read", &pb.rd);
 	printf("}\n");
-	region_unmap(&r);
+	region_unmap(&pb.r);
 }
 
 /* Settings for the khugepaged benchmarks: a 1 s sleep (the default 10 s
