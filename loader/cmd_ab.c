@@ -56,35 +56,9 @@ struct side {
 /* A memory.stat field of cgroup directory @cg in kB, or -1. */
 static long memstat_kb(const char *cg, const char *key)
 {
-	char path[340], k[64];
-	unsigned long long v;
-	long ret = -1;
-	FILE *f;
+	long long v = cgroup_memstat(cg, key);
 
-	snprintf(path, sizeof(path), "%s/memory.stat", cg);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %llu", k, &v) == 2)
-		if (!strcmp(k, key)) {
-			ret = v / 1024;
-			break;
-		}
-	fclose(f);
-	return ret;
-}
-
-static int write_file(const char *path, const char *val)
-{
-	FILE *f = fopen(path, "w");
-	int err;
-
-	if (!f)
-		return -errno;
-	err = fputs(val, f) < 0 ? -EIO : 0;
-	if (fclose(f) && !err)
-		err = -errno;
-	return err;
+	return v < 0 ? -1 : v / 1024;
 }
 
 static pid_t start_run(struct side *s, char **cmd)
@@ -118,28 +92,12 @@ static void reap(struct side *s, bool wait)
  */
 static void stop_run(struct side *s)
 {
-	char path[340];
-	int i;
-
 	if (s->pid <= 0 || s->done)
 		return;
 	s->stopped = true;
-	snprintf(path, sizeof(path), "%s/cgroup.kill", s->cg);
-	if (write_file(path, "1"))
+	if (cgroup_kill_wait(s->cg))
 		kill(s->pid, SIGKILL);
 	reap(s, true);
-	/* The cgroup can only be removed once its last task has exited. */
-	snprintf(path, sizeof(path), "%s/cgroup.procs", s->cg);
-	for (i = 0; i < 100; i++) {
-		FILE *f = fopen(path, "r");
-		int c = f ? fgetc(f) : EOF;
-
-		if (f)
-			fclose(f);
-		if (c == EOF)
-			break;
-		usleep(10000);
-	}
 }
 
 /* Did the run end on its own with a failure? */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* collapsectl list, stats. */
+/* collapsectl list. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -11,15 +11,15 @@
 #include <bpf/btf.h>
 
 #include "collapsectl.h"
-
-#define MAX_POLICIES	64
-#define MAX_STATS	96
+#include "json_writer.h"
 
 static const char list_usage[] =
-"Usage: collapsectl list\n"
+"Usage: collapsectl list [--json]\n"
 "\n"
 "Every attached collapse_ext policy: name, cgroup path and id, time since\n"
-"attach, the struct_ops map and link ids, and whether collapsectl pinned it.\n";
+"attach, the struct_ops map and link ids, and whether collapsectl pinned it.\n"
+"  --json   a JSON array, one object per policy: name, cgroup, cgroup_id,\n"
+"           attached_s, ids [{map, link}], pinned\n";
 
 /* Byte offset of member @m in struct @type of the kernel's BTF, or -1. */
 static long btf_member_offset(const struct btf *btf, const char *type,
@@ -43,13 +43,16 @@ static long btf_member_offset(const struct btf *btf, const char *type,
  * in the map's value (struct bpf_struct_ops_collapse_ext_ops), read with
  * the offsets of the kernel's BTF.
  */
-static void find_ids(const char *name, char *out, size_t len)
+struct ids {
+	__u32 map, link;
+};
+
+static int find_ids(const char *name, struct ids *out, int max)
 {
 	static long name_off = -2;
 	__u32 id = 0;
-	size_t n = 0;
+	int n = 0;
 
-	out[0] = 0;
 	if (name_off == -2) {
 		struct btf *vmlinux = btf__load_vmlinux_btf();
 		long data, field;
@@ -86,196 +89,97 @@ static void find_ids(const char *name, char *out, size_t len)
 		    minfo.value_size > name_off + strlen(name) &&
 		    (value = calloc(1, minfo.value_size))) {
 			if (!bpf_map_lookup_elem(mfd, &zero, value) &&
-			    !strcmp(value + name_off, name))
-				n += snprintf(out + n, len - n, "%smap %u link %u",
-					      n ? ", " : "",
-					      info.struct_ops.map_id, id);
+			    !strcmp(value + name_off, name)) {
+				out[n].map = info.struct_ops.map_id;
+				out[n++].link = id;
+			}
 			free(value);
 		}
 		close(mfd);
-		if (n >= len)
+		if (n >= max)
 			break;
 	}
-	if (!out[0])
-		snprintf(out, len, "-");
+	return n;
+}
+
+static void list_json(const struct policy_snap *s, int n, double now)
+{
+	json_writer_t *jw = jsonw_new(stdout);
+	struct ids ids[8];
+	int i, j, k;
+
+	jsonw_start_array(jw);
+	for (i = 0; i < n; i++) {
+		jsonw_start_object(jw);
+		jsonw_string_field(jw, "name", s[i].name);
+		jsonw_string_field(jw, "cgroup", s[i].cgroup);
+		jsonw_uint_field(jw, "cgroup_id", s[i].cgroup_id);
+		jsonw_float_field_fmt(jw, "attached_s", "%.3f",
+				      now - s[i].attach_ns / 1e9);
+		jsonw_name(jw, "ids");
+		jsonw_start_array(jw);
+		k = find_ids(s[i].name, ids, 8);
+		for (j = 0; j < k; j++) {
+			jsonw_start_object(jw);
+			jsonw_uint_field(jw, "map", ids[j].map);
+			jsonw_uint_field(jw, "link", ids[j].link);
+			jsonw_end_object(jw);
+		}
+		jsonw_end_array(jw);
+		jsonw_bool_field(jw, "pinned", s[i].pinned);
+		jsonw_end_object(jw);
+	}
+	jsonw_end_array(jw);
+	jsonw_destroy(&jw);
 }
 
 int cmd_list(int argc, char **argv)
 {
-	char names[MAX_POLICIES][32], cg[256], t[32], ids[128], pin[256];
-	struct timespec now;
-	int i, n;
+	static struct policy_snap s[MAX_POLICIES];
+	struct timespec ts;
+	struct ids ids[8];
+	char idbuf[128], id[32];
+	double now;
+	bool json = false;
+	int i, j, k, n;
 
+	if (argc == 2 && !strcmp(argv[1], "--json")) {
+		json = true;
+		argc--;
+	}
 	n = check_args(argc, argv, 0, list_usage);
 	if (n >= 0)
 		return n;
 	if (!kernel_supported())
 		return 1;
-	n = list_policies(names, NULL, MAX_POLICIES);
+	n = snapshot_policies(s, MAX_POLICIES, NULL);
 	if (n < 0)
 		return fail("cannot read %s/policies: %s", CE_SYSFS, strerror(-n));
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	now = ts.tv_sec + ts.tv_nsec / 1e9;
+	if (json) {
+		list_json(s, n, now);
+		return 0;
+	}
 	if (!n) {
 		printf("no collapse_ext policy attached\n");
 		return 0;
 	}
-	clock_gettime(CLOCK_BOOTTIME, &now);
 	printf("%-20s %-28s %-8s %-10s %-22s %s\n", "NAME", "CGROUP", "ID",
 	       "ATTACHED", "IDS", "PINNED");
 	for (i = 0; i < n; i++) {
-		char id[32];
-		double secs;
+		size_t len = 0;
 
-		if (read_attr(names[i], "cgroup", cg, sizeof(cg)))
-			snprintf(cg, sizeof(cg), "?");
-		if (read_attr(names[i], "cgroup_id", id, sizeof(id)))
-			snprintf(id, sizeof(id), "?");
-		if (read_attr(names[i], "attach_time_ns", t, sizeof(t)))
-			t[0] = 0;
-		secs = now.tv_sec + now.tv_nsec / 1e9 - strtoull(t, NULL, 10) / 1e9;
-		find_ids(names[i], ids, sizeof(ids));
-		snprintf(pin, sizeof(pin), PIN_DIR "/%s", names[i]);
-		printf("%-20s %-28s %-8s %8.0fs   %-22s %s\n", names[i], cg, id,
-		       secs, ids, access(pin, F_OK) ? "no" : "yes");
+		k = find_ids(s[i].name, ids, 8);
+		idbuf[0] = 0;
+		for (j = 0; j < k && len < sizeof(idbuf); j++)
+			len += snprintf(idbuf + len, sizeof(idbuf) - len,
+					"%smap %u link %u", j ? ", " : "",
+					ids[j].map, ids[j].link);
+		snprintf(id, sizeof(id), "%llu", (unsigned long long)s[i].cgroup_id);
+		printf("%-20s %-28s %-8s %8.0fs   %-22s %s\n", s[i].name,
+		       s[i].cgroup, id, now - s[i].attach_ns / 1e9,
+		       k ? idbuf : "-", s[i].pinned ? "yes" : "no");
 	}
 	return 0;
-}
-
-void print_stats_table(FILE *f, const char *name, const char *name2)
-{
-	struct stat_line a[MAX_STATS], b[MAX_STATS];
-	int na = read_stats(name, a, MAX_STATS), nb = 0, i, j;
-
-	if (na < 0) {
-		fprintf(f, "  (no counters for '%s')\n", name);
-		return;
-	}
-	if (name2) {
-		nb = read_stats(name2, b, MAX_STATS);
-		fprintf(f, "  %-32s %14s %14s %14s\n", "counter", name, name2,
-			"difference");
-	}
-	for (i = 0; i < na; i++) {
-		unsigned long long other = 0;
-
-		if (!name2) {
-			fprintf(f, "  %-32s %14llu\n", a[i].key, a[i].val);
-			continue;
-		}
-		for (j = 0; j < nb; j++)
-			if (!strcmp(a[i].key, b[j].key))
-				other = b[j].val;
-		fprintf(f, "  %-32s %14llu %14llu %+14lld\n", a[i].key, a[i].val,
-			other, (long long)(other - a[i].val));
-	}
-	/* failed_* lines only present on the second policy */
-	for (j = 0; j < nb; j++) {
-		for (i = 0; i < na; i++)
-			if (!strcmp(a[i].key, b[j].key))
-				break;
-		if (i == na)
-			fprintf(f, "  %-32s %14d %14llu %+14lld\n", b[j].key, 0,
-				b[j].val, (long long)b[j].val);
-	}
-}
-
-static const char stats_usage[] =
-"Usage: collapsectl stats [NAME] [--json] [--watch SECONDS]\n"
-"\n"
-"The kernel's counters of policy NAME (default: every attached policy).\n"
-"  --json           one JSON object: {\"NAME\": {\"counter\": value, ...}, ...}\n"
-"  --watch SECONDS  print again every SECONDS, with the rate per second\n";
-
-static void print_json(char names[][32], int n)
-{
-	struct stat_line s[MAX_STATS];
-	int i, j, k;
-
-	printf("{");
-	for (i = 0; i < n; i++) {
-		k = read_stats(names[i], s, MAX_STATS);
-		printf("%s\"%s\": {", i ? ", " : "", names[i]);
-		for (j = 0; j < k; j++)
-			printf("%s\"%s\": %llu", j ? ", " : "", s[j].key, s[j].val);
-		printf("}");
-	}
-	printf("}\n");
-}
-
-int cmd_stats(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "watch", required_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },
-		{ }
-	};
-	char names[MAX_POLICIES][32];
-	struct stat_line prev[MAX_POLICIES][MAX_STATS];
-	int nprev[MAX_POLICIES] = {};
-	bool json = false;
-	double watch = 0;
-	int c, i, j, n;
-
-	while ((c = getopt_long(argc, argv, "jw:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = true; break;
-		case 'w':
-			watch = strtod(optarg, NULL);
-			if (watch <= 0)
-				return fail("--watch needs a positive number of seconds");
-			break;
-		case 'h': fputs(stats_usage, stdout); return 0;
-		default: fputs(stats_usage, stderr); return 2;
-		}
-	}
-	if (argc - optind > 1) {
-		fputs(stats_usage, stderr);
-		return 2;
-	}
-	if (!kernel_supported())
-		return 1;
-	if (optind < argc) {
-		char buf[32];
-
-		if (!policy_name_ok(argv[optind]))
-			return 1;
-		if (read_attr(argv[optind], "cgroup_id", buf, sizeof(buf)))
-			return fail("no policy named '%s' (see collapsectl list)",
-				    argv[optind]);
-		snprintf(names[0], 32, "%s", argv[optind]);
-		n = 1;
-	} else {
-		n = list_policies(names, NULL, MAX_POLICIES);
-		if (n < 0)
-			return fail("cannot read %s/policies: %s", CE_SYSFS,
-				    strerror(-n));
-	}
-	for (;;) {
-		if (json) {
-			print_json(names, n);
-		} else {
-			if (!n)
-				printf("no collapse_ext policy attached\n");
-			for (i = 0; i < n; i++) {
-				struct stat_line s[MAX_STATS];
-				int k = read_stats(names[i], s, MAX_STATS);
-
-				printf("%s:\n", names[i]);
-				for (j = 0; j < k; j++) {
-					printf("  %-32s %14llu", s[j].key, s[j].val);
-					if (watch && j < nprev[i] &&
-					    !strcmp(prev[i][j].key, s[j].key))
-						printf("  %10.1f/s", (s[j].val -
-						       prev[i][j].val) / watch);
-					printf("\n");
-				}
-				memcpy(prev[i], s, sizeof(s));
-				nprev[i] = k < 0 ? 0 : k;
-			}
-		}
-		fflush(stdout);
-		if (!watch)
-			return 0;
-		usleep((useconds_t)(watch * 1e6));
-	}
 }

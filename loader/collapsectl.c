@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * collapsectl: load, inspect, swap and compare collapse_ext policies, and
- * collapse another process's memory.
+ * collapse another process's memory. One file per command (cmd_*.c), as
+ * bpftool does; this one dispatches and holds the checks they all make.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collapsectl.h"
 
@@ -14,15 +17,18 @@ static const char usage[] =
 "Commands:\n"
 "  load FILE.bpf.o [--cgroup PATH] [--name NAME] [--foreground]\n"
 "                          attach a policy (pinned under " PIN_DIR ")\n"
-"  list                    attached policies, their cgroups and ids\n"
-"  stats [NAME] [--json] [--watch S]\n"
-"                          the kernel's counters of each policy\n"
-"  swap NAME FILE.bpf.o    replace a running policy atomically\n"
 "  unload NAME             detach a policy loaded by collapsectl\n"
+"  swap NAME FILE.bpf.o    replace a running policy atomically\n"
+"  apply FILE | apply --unload\n"
+"                          make the loaded policies those FILE lists\n"
+"                          (/etc/collapse_ext/policies.conf at boot)\n"
+"  list [--json]           attached policies, their cgroups and ids\n"
+"  stats [NAME] [--json | --openmetrics] [--textfile DIR] [--watch S]\n"
+"                          the kernel's counters of each policy\n"
 "  collapse --pid PID [--limits] [--defrag] [START-END | --all]\n"
 "                          process_madvise(MADV_COLLAPSE) on another process\n"
-"  ab A.bpf.o B.bpf.o [--duration S] -- COMMAND...\n"
-"                          A/B-test two policies on two sibling cgroups\n"
+"  ab A.bpf.o B.bpf.o [--reps N] [--duration S] -- COMMAND...\n"
+"                          A/B-test two policies on two cgroups\n"
 "\n"
 "collapsectl COMMAND --help describes a command; --version prints the version.\n";
 
@@ -31,13 +37,57 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 } commands[] = {
 	{ "load", cmd_load },
+	{ "unload", cmd_unload },
+	{ "swap", cmd_swap },
+	{ "apply", cmd_apply },
 	{ "list", cmd_list },
 	{ "stats", cmd_stats },
-	{ "swap", cmd_swap },
-	{ "unload", cmd_unload },
 	{ "collapse", cmd_collapse },
 	{ "ab", cmd_ab },
 };
+
+int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "collapsectl: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+int check_args(int argc, char **argv, int nargs, const char *usage)
+{
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (argc != nargs + 1) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	return -1;
+}
+
+bool kernel_supported(void)
+{
+	if (!access(CE_SYSFS "/policies", R_OK))
+		return true;
+	fail("this kernel has no collapse_ext (%s is missing): boot a kernel "
+	     "built with CONFIG_COLLAPSE_EXT=y and the patches in kernel/patches "
+	     "(make kernel)", CE_SYSFS);
+	return false;
+}
+
+bool require_root(void)
+{
+	if (geteuid() == 0)
+		return true;
+	fail("attaching or detaching a policy needs root (CAP_SYS_ADMIN)");
+	return false;
+}
 
 int main(int argc, char **argv)
 {

@@ -9,18 +9,20 @@
 #include <sys/types.h>
 #include <bpf/libbpf.h>
 
-#define COLLAPSECTL_VERSION	"0.1"
+#define COLLAPSECTL_VERSION	"0.2"
 #define CE_SYSFS		"/sys/kernel/mm/collapse_ext"
 #define PIN_DIR			"/sys/fs/bpf/collapse_ext"
 #define CGROUP_ROOT		"/sys/fs/cgroup"
+#define MAX_POLICIES		64
+#define MAX_STATS		96
+
+/* --- collapsectl.c: errors and checks every command makes --------------- */
 
 /* Print "collapsectl: <msg>" on stderr; returns 1 (the exit status). */
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 /* Is collapse_ext in this kernel? Prints how to get it when not. */
 bool kernel_supported(void);
 bool require_root(void);
-
 /*
  * For a command taking exactly @nargs arguments and no options: prints
  * @usage on --help (returns 0) or on a wrong count (returns 2, the usage
@@ -28,47 +30,103 @@ bool require_root(void);
  */
 int check_args(int argc, char **argv, int nargs, const char *usage);
 
-/* The cgroup v2 id of directory @path, or 0 with a message printed. */
-uint64_t cgroup_path_id(const char *path);
+/* --- sysfs.c: the kernel's view of the attached policies ----------------- */
 
-/* Policy name -> counters and attributes from sysfs. */
 struct stat_line {
 	char key[64];
 	unsigned long long val;
 };
+/* Counters of policy @name (its sysfs stats file); count or -errno. */
 int read_stats(const char *name, struct stat_line *out, int max);
-
-/*
- * A policy name the kernel accepts, [A-Za-z0-9_.-]{1,31} but not ".", ".."
- * or "policies" (it names a sysfs directory and a pin); otherwise print
- * why and return false. Checked before a name becomes part of a path.
- */
-bool policy_name_ok(const char *name);
+/* First line of CE_SYSFS/@name/@attr, without its newline; 0 or -errno. */
 int read_attr(const char *name, const char *attr, char *buf, size_t len);
-/* Names of the attached policies; returns the count. */
+bool policy_attached(const char *name);
+/* Names (and cgroup ids) of the attached policies; count or -errno. */
 int list_policies(char names[][32], uint64_t *cgids, int max);
 /* Name of the policy attached to cgroup @cgid, or NULL. */
 const char *policy_on_cgroup(uint64_t cgid, char *buf, size_t len);
-
 /*
- * Open @file, find its collapse_ext_ops map, set cgroup and name (NULL
- * keeps the object's), load it. Prints what went wrong (with the tail of
- * the verifier log) and returns NULL on failure.
+ * A policy name the kernel accepts, [A-Za-z0-9_.-]{1,31} but not ".", ".."
+ * or "policies" (it names a sysfs directory and a pin). Checked before a
+ * name becomes part of a path. policy_name_ok() says why on stderr.
  */
+bool policy_name_valid(const char *name);
+bool policy_name_ok(const char *name);
+extern const char policy_name_rule[];
+
+/* Everything `list` and `stats` show of one policy, read at one time. */
+struct policy_snap {
+	char name[32];
+	char cgroup[256];		/* as the kernel prints it: "/a/b" */
+	uint64_t cgroup_id;
+	uint64_t attach_ns;		/* CLOCK_BOOTTIME */
+	bool pinned;			/* loaded by collapsectl */
+	int nstats;
+	struct stat_line stats[MAX_STATS];
+	long long anon, anon_thp;	/* memory.stat bytes, -1 if unknown */
+};
+/*
+ * Snapshot policy @only (NULL: every attached policy) into @out; a policy
+ * that goes away meanwhile is left out. Count or -errno.
+ */
+int snapshot_policies(struct policy_snap *out, int max, const char *only);
+
+/* --- cgroup.c: cgroup v2 directories --------------------------------------- */
+
+/* The cgroup v2 id of directory @path, or 0 with a message printed. */
+uint64_t cgroup_path_id(const char *path);
+/* A memory.stat field of cgroup directory @cg in bytes, or -1. */
+long long cgroup_memstat(const char *cg, const char *key);
+/* Write @val to file @path; 0 or -errno. */
+int write_file(const char *path, const char *val);
+/*
+ * Turn a cgroup as an operator writes it into a directory under
+ * CGROUP_ROOT: an absolute /sys/fs/cgroup path, "/" (the root), a path
+ * relative to the root (with or without a leading '/'), or a systemd unit
+ * name ("a-b.slice" is a.slice/a-b.slice; "x.service", "x.scope" are
+ * looked up in the tree). 0, or -errno with @why set.
+ */
+int cgroup_resolve(const char *spec, char *out, size_t len, char *why,
+		   size_t wlen);
+/* Kill every task of cgroup @cg (cgroup.kill) and wait until it is empty. */
+int cgroup_kill_wait(const char *cg);
+
+/* --- policy.c: opening, attaching, pinning ---------------------------------- */
+
 struct policy_obj {
 	struct bpf_object *obj;
 	struct bpf_map *map;
 	char name[32];
 };
+/*
+ * Open @file, find its collapse_ext_ops map, set cgroup and name (NULL
+ * keeps the object's), load it. Prints what went wrong (with the tail of
+ * the verifier log) and returns 1 on failure.
+ */
 int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 		     const char *name);
 /* Attach as a link; explains EBUSY (naming the holder) and friends. */
 struct bpf_link *policy_attach(struct policy_obj *po, uint64_t cgid);
 void policy_close(struct policy_obj *po);
 
+void pin_path(char *buf, size_t len, const char *name);
+/*
+ * Load @file on cgroup @cgid as @name (NULL: the object's), attach and pin
+ * it. 0, or 1 with the reason printed. @loaded gets the name (32 bytes).
+ */
+int policy_load_pinned(const char *file, uint64_t cgid, const char *name,
+		       char *loaded);
+/* Remove @name's pin and wait for the kernel to detach it. 0 or 1. */
+int policy_unpin(const char *name);
+/* Replace pinned policy @name by the one in @file (link update). 0 or 1. */
+int policy_swap(const char *name, const char *file);
+
+/* --- commands ------------------------------------------------------------------ */
+
 int cmd_load(int argc, char **argv);
 int cmd_unload(int argc, char **argv);
 int cmd_swap(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_collapse(int argc, char **argv);
@@ -76,5 +134,13 @@ int cmd_ab(int argc, char **argv);
 
 /* Print the counters of @name, side by side with @name2 when not NULL. */
 void print_stats_table(FILE *f, const char *name, const char *name2);
+
+/*
+ * openmetrics.c: @n snapshots as OpenMetrics 1.0 text (ending "# EOF"), or
+ * as the Prometheus text format 0.0.4 node_exporter's textfile collector
+ * reads.
+ */
+void print_openmetrics(FILE *f, const struct policy_snap *s, int n);
+void print_prometheus_text(FILE *f, const struct policy_snap *s, int n);
 
 #endif

@@ -79,68 +79,26 @@ int count_lines(const char *s)
 	return n;
 }
 
-static const char *skip_ws(const char *s)
+void unload_pinned_policies(void)
 {
-	while (isspace((unsigned char)*s))
-		s++;
-	return s;
+	char o[256];
+
+	run_cmd(o, sizeof(o), "for p in /sys/fs/bpf/collapse_ext/*; do "
+		"[ -e \"$p\" ] && collapsectl unload $(basename $p); done; "
+		"rm -rf /run/collapse_ext; true");
 }
 
-static const char *parse_value(const char *s);
-
-static const char *parse_string(const char *s)
+void emit_artifact(const char *kind, const char *label, const char *text)
 {
-	if (*s != '"')
-		return NULL;
-	for (s++; *s && *s != '"'; s++)
-		if (*s == '\\' && s[1])
-			s++;
-	return *s == '"' ? s + 1 : NULL;
-}
+	const char *p = text;
 
-static const char *parse_object(const char *s)
-{
-	s = skip_ws(s);
-	if (*s++ != '{')
-		return NULL;
-	s = skip_ws(s);
-	if (*s == '}')
-		return s + 1;
-	for (;;) {
-		s = parse_string(skip_ws(s));
-		if (!s)
-			return NULL;
-		s = skip_ws(s);
-		if (*s++ != ':')
-			return NULL;
-		s = parse_value(skip_ws(s));
-		if (!s)
-			return NULL;
-		s = skip_ws(s);
-		if (*s == '}')
-			return s + 1;
-		if (*s++ != ',')
-			return NULL;
+	printf("ARTIFACT-BEGIN %s %s\n", kind, label);
+	while (*p) {
+		int len = strcspn(p, "\n");
+
+		printf("ARTIFACT| %.*s\n", len, p);
+		p += len + (p[len] == '\n');
 	}
-}
-
-static const char *parse_value(const char *s)
-{
-	if (*s == '{')
-		return parse_object(s);
-	if (*s == '"')
-		return parse_string(s);
-	if (*s == '-')
-		s++;
-	if (!isdigit((unsigned char)*s))
-		return NULL;
-	while (isdigit((unsigned char)*s) || *s == '.')
-		s++;
-	return s;
-}
-
-int json_object_valid(const char *s)
-{
-	s = parse_object(s);
-	return s && !*skip_ws(s);
+	printf("ARTIFACT-END %s %s\n", kind, label);
+	fflush(stdout);
 }

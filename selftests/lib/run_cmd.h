@@ -21,7 +21,14 @@ int run_cmd_as(uid_t uid, char *out, size_t len, const char *fmt, ...)
 /* Number of lines in @s. */
 int count_lines(const char *s);
 
-/* Is @s one JSON object of string keys and number or object values? */
-int json_object_valid(const char *s);
+/* Detach every policy collapsectl pinned; forget what apply loaded. */
+void unload_pinned_policies(void);
+
+/*
+ * Print @text (the output of a command) as an artifact the host checks
+ * after the run with a real parser (selftests/vm/check-artifacts): KIND is
+ * openmetrics, prometheus or json, LABEL names what the host expects of it.
+ */
+void emit_artifact(const char *kind, const char *label, const char *text);
 
 #endif

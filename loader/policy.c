@@ -1,158 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0
-/* collapsectl: errors, sysfs, cgroups, opening and attaching policies. */
+/* collapsectl: opening, loading, attaching, pinning and swapping policies. */
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
-#include <linux/magic.h>
 #include <bpf/bpf.h>
 
 #include "collapsectl.h"
 #include "ops_data.h"
 
-int fail(const char *fmt, ...)
-{
-	va_list ap;
+#ifndef EM_BPF
+#define EM_BPF 247
+#endif
 
-	fprintf(stderr, "collapsectl: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
+void pin_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, PIN_DIR "/%s", name);
 }
 
-int check_args(int argc, char **argv, int nargs, const char *usage)
+/*
+ * libbpf's own message for a file that is not a BPF object is a parse
+ * error deep in its ELF code; say what it is before libbpf looks.
+ */
+static int check_bpf_elf(const char *file)
 {
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		fputs(usage, stdout);
-		return 0;
-	}
-	if (argc != nargs + 1) {
-		fputs(usage, stderr);
-		return 2;
-	}
-	return -1;
-}
+	Elf64_Ehdr eh;
+	ssize_t n;
+	int fd = open(file, O_RDONLY);
 
-bool kernel_supported(void)
-{
-	if (!access(CE_SYSFS "/policies", R_OK))
-		return true;
-	fail("this kernel has no collapse_ext (%s is missing): boot a kernel "
-	     "built with CONFIG_COLLAPSE_EXT=y and the patches in kernel/patches "
-	     "(make kernel)", CE_SYSFS);
-	return false;
-}
-
-bool require_root(void)
-{
-	if (geteuid() == 0)
-		return true;
-	fail("attaching or detaching a policy needs root (CAP_SYS_ADMIN)");
-	return false;
-}
-
-uint64_t cgroup_path_id(const char *path)
-{
-	struct statfs sfs;
-	struct stat st;
-
-	if (stat(path, &st))
-		return fail("cgroup %s: %s", path, strerror(errno)), 0;
-	if (!S_ISDIR(st.st_mode))
-		return fail("cgroup %s: not a directory", path), 0;
-	if (statfs(path, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC)
-		return fail("%s is not in a cgroup v2 hierarchy (mount -t cgroup2 "
-			    "none %s)", path, CGROUP_ROOT), 0;
-	/* On cgroup2 the inode number is the cgroup (kernfs) id. */
-	return st.st_ino;
-}
-
-int read_attr(const char *name, const char *attr, char *buf, size_t len)
-{
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), CE_SYSFS "/%s/%s", name, attr);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	if (!fgets(buf, len, f))
-		buf[0] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	fclose(f);
+	if (fd < 0)
+		return fail("%s: %s", file, strerror(errno));
+	n = read(fd, &eh, sizeof(eh));
+	close(fd);
+	if (n < (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG))
+		return fail("%s: not a BPF object file (not ELF; build policies "
+			    "with clang -target bpf)", file);
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_BPF)
+		return fail("%s: not a BPF object file (an ELF file for machine "
+			    "%u; build policies with clang -target bpf)", file,
+			    eh.e_machine);
 	return 0;
-}
-
-bool policy_name_ok(const char *name)
-{
-	size_t len = strlen(name);
-
-	if (len == 0 || len > 31 ||
-	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			 "0123456789_.-") != len ||
-	    !strcmp(name, ".") || !strcmp(name, "..") ||
-	    !strcmp(name, "policies")) {
-		fail("'%s' is not a policy name: use 1 to 31 of [A-Za-z0-9_.-], "
-		     "not '.', '..' or 'policies'", name);
-		return false;
-	}
-	return true;
-}
-
-int read_stats(const char *name, struct stat_line *out, int max)
-{
-	char path[256];
-	int n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), CE_SYSFS "/%s/stats", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	while (n < max && fscanf(f, "%63s %llu", out[n].key, &out[n].val) == 2)
-		n++;
-	fclose(f);
-	return n;
-}
-
-int list_policies(char names[][32], uint64_t *cgids, int max)
-{
-	unsigned long long id;
-	char name[64];
-	int n = 0;
-	FILE *f = fopen(CE_SYSFS "/policies", "r");
-
-	if (!f)
-		return -errno;
-	while (n < max && fscanf(f, "%63s %llu", name, &id) == 2) {
-		snprintf(names[n], 32, "%.31s", name);
-		if (cgids)
-			cgids[n] = id;
-		n++;
-	}
-	fclose(f);
-	return n;
-}
-
-const char *policy_on_cgroup(uint64_t cgid, char *buf, size_t len)
-{
-	char names[64][32];
-	uint64_t ids[64];
-	int i, n = list_policies(names, ids, 64);
-
-	for (i = 0; i < n; i++) {
-		if (ids[i] == cgid) {
-			snprintf(buf, len, "%s", names[i]);
-			return buf;
-		}
-	}
-	return NULL;
 }
 
 /* libbpf output, kept to show the tail of a verifier log on failure. */
@@ -205,8 +97,8 @@ int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 	int err;
 
 	memset(po, 0, sizeof(*po));
-	if (access(file, R_OK))
-		return fail("%s: %s", file, strerror(errno));
+	if (check_bpf_elf(file))
+		return 1;
 	bpf_log_len = 0;
 	bpf_log[0] = 0;
 	libbpf_set_print(log_print);
@@ -214,7 +106,8 @@ int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 	if (!po->obj) {
 		libbpf_strerror(errno, msg, sizeof(msg));
 		print_log_tail(5);
-		return fail("%s: not a BPF object libbpf can open (%s)", file, msg);
+		return fail("%s: not a BPF object file libbpf can open (%s)",
+			    file, msg);
 	}
 	po->map = ops_data_find_map(po->obj);
 	if (!po->map) {
@@ -282,8 +175,9 @@ struct bpf_link *policy_attach(struct policy_obj *po, uint64_t cgid)
 		fail("attaching '%s' needs CAP_SYS_ADMIN", po->name);
 		break;
 	case EINVAL:
-		fail("the kernel refused '%s': flags must be 0 and the name "
-		     "non-empty, and no hook may be sleepable", po->name);
+		fail("the kernel refused '%s': only defined flags "
+		     "(COLLAPSE_EXT_OPS_NO_YIELD), a non-empty name, and no "
+		     "sleepable hook", po->name);
 		break;
 	default:
 		fail("attaching '%s' failed: %s (its init() may have refused)",
@@ -299,4 +193,96 @@ void policy_close(struct policy_obj *po)
 	po->obj = NULL;
 	po->map = NULL;
 	libbpf_set_print(NULL);
+}
+
+int policy_load_pinned(const char *file, uint64_t cgid, const char *name,
+		       char *loaded)
+{
+	struct policy_obj po;
+	struct bpf_link *link;
+	char pin[256];
+	int err;
+
+	if (policy_open_load(&po, file, cgid, name))
+		return 1;
+	pin_path(pin, sizeof(pin), po.name);
+	if (!access(pin, F_OK)) {
+		err = fail("%s already exists: unload '%s' first", pin, po.name);
+		goto out;
+	}
+	link = policy_attach(&po, cgid);
+	if (!link) {
+		err = 1;
+		goto out;
+	}
+	mkdir(PIN_DIR, 0700);
+	err = bpf_link__pin(link, pin);
+	if (err) {
+		bpf_link__destroy(link);
+		err = fail("cannot pin the link at %s: %s (is bpffs mounted at "
+			   "/sys/fs/bpf?)", pin, strerror(-err));
+		goto out;
+	}
+	if (loaded)
+		snprintf(loaded, 32, "%s", po.name);
+	/* The pin holds the link now. */
+	bpf_link__disconnect(link);
+	bpf_link__destroy(link);
+out:
+	policy_close(&po);
+	return err;
+}
+
+int policy_unpin(const char *name)
+{
+	char pin[256];
+	int i;
+
+	pin_path(pin, sizeof(pin), name);
+	if (unlink(pin)) {
+		if (errno != ENOENT)
+			return fail("cannot remove %s: %s", pin, strerror(errno));
+		if (policy_attached(name))
+			return fail("'%s' is attached but was not loaded by "
+				    "collapsectl (no %s): detach it where it was "
+				    "attached", name, pin);
+		return fail("no policy named '%s' (see collapsectl list)", name);
+	}
+	/* The link goes when its last reference does. */
+	for (i = 0; i < 20; i++) {
+		if (!policy_attached(name))
+			return 0;
+		usleep(50000);
+	}
+	return fail("removed %s, but '%s' is still attached: another process "
+		    "holds its link", pin, name);
+}
+
+int policy_swap(const char *name, const char *file)
+{
+	struct policy_obj po;
+	struct bpf_link *link;
+	char pin[256], buf[32];
+	uint64_t cgid;
+	int err;
+
+	if (read_attr(name, "cgroup_id", buf, sizeof(buf)))
+		return fail("no policy named '%s' (see collapsectl list)", name);
+	cgid = strtoull(buf, NULL, 10);
+	pin_path(pin, sizeof(pin), name);
+	link = bpf_link__open(pin);
+	if (!link)
+		return fail("'%s' was not loaded by collapsectl (no %s): cannot "
+			    "swap it", name, pin);
+	if (policy_open_load(&po, file, cgid, name)) {
+		bpf_link__destroy(link);
+		return 1;
+	}
+	err = bpf_link__update_map(link, po.map);
+	if (err)
+		err = fail("swapping '%s' failed: %s", name, strerror(-err));
+	bpf_link__disconnect(link);
+	bpf_link__destroy(link);
+	policy_close(&po);
+	return err;
 }

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/* collapsectl: cgroup v2 directories: ids, memory.stat, names, killing. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "collapsectl.h"
+
+uint64_t cgroup_path_id(const char *path)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (stat(path, &st))
+		return fail("cgroup %s: %s", path, strerror(errno)), 0;
+	if (!S_ISDIR(st.st_mode))
+		return fail("cgroup %s: not a directory", path), 0;
+	if (statfs(path, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC)
+		return fail("%s is not in a cgroup v2 hierarchy (mount -t cgroup2 "
+			    "none %s)", path, CGROUP_ROOT), 0;
+	/* On cgroup2 the inode number is the cgroup (kernfs) id. */
+	return st.st_ino;
+}
+
+long long cgroup_memstat(const char *cg, const char *key)
+{
+	char path[340], k[64];
+	unsigned long long v;
+	long long ret = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", cg);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %llu", k, &v) == 2)
+		if (!strcmp(k, key)) {
+			ret = v;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+int write_file(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = fputs(val, f) < 0 ? -EIO : 0;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+/* systemd's slice path: "a-b-c.slice" lives in a.slice/a-b.slice/. */
+static int slice_path(const char *slice, char *out, size_t len)
+{
+	size_t stem = strlen(slice) - strlen(".slice"), n;
+	const char *dash;
+
+	n = snprintf(out, len, CGROUP_ROOT);
+	if (!strcmp(slice, "-.slice"))
+		return 0;
+	if (!stem || slice[0] == '-' || slice[stem - 1] == '-' ||
+	    strstr(slice, "--"))
+		return -EINVAL;
+	for (dash = slice; (dash = strchr(dash, '-')) && dash < slice + stem; dash++)
+		n += snprintf(out + n, n < len ? len - n : 0, "/%.*s.slice",
+			      (int)(dash - slice), slice);
+	n += snprintf(out + n, n < len ? len - n : 0, "/%s", slice);
+	return n < len ? 0 : -ENAMETOOLONG;
+}
+
+/* nftw() has no user argument: the unit being looked for. */
+static const char *unit_wanted;
+static char unit_found[PATH_MAX];
+static int unit_matches;
+
+static int find_unit(const char *path, const struct stat *st, int type,
+		     struct FTW *ftw)
+{
+	if (type == FTW_D && !strcmp(path + ftw->base, unit_wanted)) {
+		if (!unit_matches++)
+			snprintf(unit_found, sizeof(unit_found), "%s", path);
+	}
+	return 0;
+}
+
+static bool is_unit_name(const char *s)
+{
+	static const char * const suffixes[] = {
+		".service", ".scope", ".socket", ".mount", ".swap",
+	};
+	size_t i, n = strlen(s);
+
+	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		size_t m = strlen(suffixes[i]);
+
+		if (n > m && !strcmp(s + n - m, suffixes[i]))
+			return true;
+	}
+	return false;
+}
+
+int cgroup_resolve(const char *spec, char *out, size_t len, char *why,
+		   size_t wlen)
+{
+	size_t n = strlen(spec);
+	struct stat st;
+
+	why[0] = 0;
+	if (!n || strstr(spec, "/../") || !strncmp(spec, "../", 3) ||
+	    (n >= 3 && !strcmp(spec + n - 3, "/..")) || !strcmp(spec, "..")) {
+		snprintf(why, wlen, "'%s' is not a cgroup: no '..' allowed", spec);
+		return -EINVAL;
+	}
+	if (!strchr(spec, '/') && n > 6 && !strcmp(spec + n - 6, ".slice")) {
+		if (slice_path(spec, out, len)) {
+			snprintf(why, wlen, "'%s' is not a valid slice name", spec);
+			return -EINVAL;
+		}
+	} else if (!strchr(spec, '/') && is_unit_name(spec)) {
+		unit_wanted = spec;
+		unit_matches = 0;
+		nftw(CGROUP_ROOT, find_unit, 32, FTW_PHYS | FTW_MOUNT);
+		if (unit_matches != 1) {
+			snprintf(why, wlen, unit_matches ?
+				 "unit %s is in %d cgroups: give its path" :
+				 "unit %s has no cgroup (is it running?)",
+				 spec, unit_matches);
+			return unit_matches ? -EINVAL : -ENOENT;
+		}
+		snprintf(out, len, "%s", unit_found);
+	} else if (!strncmp(spec, CGROUP_ROOT, strlen(CGROUP_ROOT)) &&
+		   (spec[strlen(CGROUP_ROOT)] == '/' || !spec[strlen(CGROUP_ROOT)])) {
+		snprintf(out, len, "%s", spec);
+	} else {
+		snprintf(out, len, CGROUP_ROOT "%s%s", spec[0] == '/' ? "" : "/",
+			 strcmp(spec, "/") ? spec : "");
+	}
+	if (stat(out, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(why, wlen, "cgroup %s (from '%s') does not exist", out, spec);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int cgroup_kill_wait(const char *cg)
+{
+	char path[PATH_MAX];
+	int i, err;
+
+	snprintf(path, sizeof(path), "%s/cgroup.kill", cg);
+	err = write_file(path, "1");
+	/* The cgroup can only be removed once its last task has exited. */
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	for (i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "r");
+		int c = f ? fgetc(f) : EOF;
+
+		if (f)
+			fclose(f);
+		if (c == EOF)
+			return err;
+		usleep(10000);
+	}
+	return err ? err : -EBUSY;
+}

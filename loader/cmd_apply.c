@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * collapsectl apply: make the pinned policies those a file lists (the
+ * collapse-ext.service does this at boot), idempotently; --unload detaches
+ * what it loaded. What apply loaded is recorded in STATE_DIR/NAME (object
+ * path, content hash, cgroup id), so that running it again changes only
+ * what changed, and never touches a policy loaded by hand.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <getopt.h>
+#include <limits.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collapsectl.h"
+
+#define STATE_DIR	"/run/collapse_ext/applied"
+#define MAX_LINES	256
+
+/* Where a bare policy name ("priority") is looked for, in order. */
+static const char * const policy_dirs[] = {
+	"/usr/lib/collapse_ext/bpf",
+	"/usr/share/collapse_ext/bpf",
+};
+
+static const char apply_usage[] =
+"Usage: collapsectl apply FILE\n"
+"       collapsectl apply --unload\n"
+"\n"
+"Load the policies FILE lists, one per line:\n"
+"\n"
+"  NAME OBJECT CGROUP      # a comment\n"
+"\n"
+"  NAME    the policy's name, 1 to 31 of [A-Za-z0-9_.-]\n"
+"  OBJECT  a .bpf.o path (relative: to FILE's directory), or an installed\n"
+"          policy by name (priority = priority.bpf.o in\n"
+"          /usr/lib/collapse_ext/bpf or /usr/share/collapse_ext/bpf)\n"
+"  CGROUP  /sys/fs/cgroup/..., a path relative to /sys/fs/cgroup, / for the\n"
+"          root, or a systemd unit: web.slice, a-b.slice (a.slice/a-b.slice),\n"
+"          foo.service, foo.scope (found in the cgroup tree)\n"
+"\n"
+"Running it again changes only what changed: a policy already loaded from\n"
+"the same object (path and content) is left alone, one from another object\n"
+"is swapped atomically, one on another cgroup is detached and loaded again,\n"
+"and one an earlier apply loaded that FILE no longer lists is detached.\n"
+"Policies loaded by hand (collapsectl load) are never detached by it.\n"
+"Every bad line is reported as FILE:LINE: and skipped; the others apply.\n"
+"\n"
+"  --unload   detach every policy apply loaded (the service's stop)\n"
+"\n"
+"Exit status: 0 all applied; 3 some lines failed, the rest applied;\n"
+"1 nothing done (unreadable FILE, no collapse_ext, not root); 2 usage.\n";
+
+struct entry {
+	int line;
+	char name[32];
+	char object[PATH_MAX];
+	char cgroup[PATH_MAX];
+	uint64_t hash;
+	uint64_t cgid;
+	bool ok;
+};
+
+struct state {
+	char object[PATH_MAX];
+	uint64_t hash;
+	uint64_t cgid;
+};
+
+static const char *conf;
+static int errors;
+
+static void line_error(int line, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void line_error(int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s:%d: ", conf, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	errors++;
+}
+
+/* FNV-1a of the file: tells a rebuilt object from the one loaded. */
+static int hash_file(const char *path, uint64_t *hash)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	FILE *f = fopen(path, "r");
+	int c;
+
+	if (!f)
+		return -errno;
+	while ((c = getc(f)) != EOF)
+		h = (h ^ (unsigned char)c) * 0x100000001b3ULL;
+	fclose(f);
+	*hash = h;
+	return 0;
+}
+
+static int resolve_object(const char *spec, char *out, size_t len)
+{
+	char buf[PATH_MAX], dir[PATH_MAX];
+	size_t i, n = strlen(spec);
+
+	if (strchr(spec, '/')) {
+		if (spec[0] == '/') {
+			snprintf(buf, sizeof(buf), "%s", spec);
+		} else {
+			snprintf(dir, sizeof(dir), "%s", conf);
+			snprintf(buf, sizeof(buf), "%s/%s", dirname(dir), spec);
+		}
+		return realpath(buf, out) ? 0 : -errno;
+	}
+	for (i = 0; i < sizeof(policy_dirs) / sizeof(policy_dirs[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s/%s%s", policy_dirs[i], spec,
+			 n > 2 && !strcmp(spec + n - 2, ".o") ? "" : ".bpf.o");
+		if (!access(buf, R_OK))
+			return realpath(buf, out) ? 0 : -errno;
+	}
+	(void)len;
+	return -ENOENT;
+}
+
+static void state_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, STATE_DIR "/%s", name);
+}
+
+static bool read_state(const char *name, struct state *st)
+{
+	char path[PATH_MAX];
+	unsigned long long h, id;
+	bool ok;
+	FILE *f;
+
+	state_path(path, sizeof(path), name);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	ok = fscanf(f, "object %4095s hash %llx cgroup_id %llu", st->object,
+		    &h, &id) == 3;
+	fclose(f);
+	st->hash = h;
+	st->cgid = id;
+	return ok;
+}
+
+static int write_state(const struct entry *e)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	FILE *f;
+
+	mkdir("/run/collapse_ext", 0755);
+	mkdir(STATE_DIR, 0755);
+	state_path(path, sizeof(path), e->name);
+	snprintf(tmp, sizeof(tmp), "%s~", path);	/* not a policy name */
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "object %s\nhash %016llx\ncgroup_id %llu\n", e->object,
+		(unsigned long long)e->hash, (unsigned long long)e->cgid);
+	if (fclose(f) || rename(tmp, path))
+		return -errno;
+	return 0;
+}
+
+static void drop_state(const char *name)
+{
+	char path[PATH_MAX];
+
+	state_path(path, sizeof(path), name);
+	unlink(path);
+}
+
+/* Names with a state file: the policies apply loaded. */
+static int applied_names(char names[][32], int max)
+{
+	DIR *d = opendir(STATE_DIR);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max)
+		if (policy_name_valid(de->d_name))
+			snprintf(names[n++], 32, "%.31s", de->d_name);
+	closedir(d);
+	return n;
+}
+
+static bool pinned(const char *name)
+{
+	char pin[256];
+
+	pin_path(pin, sizeof(pin), name);
+	return !access(pin, F_OK);
+}
+
+/* Detach what apply loaded and forget it; a stale record just goes. */
+static int unload_applied(const char *name, const char *why)
+{
+	bool was = pinned(name);
+
+	if (was && policy_unpin(name))
+		return 1;
+	drop_state(name);
+	if (was)
+		printf("%s: detached (%s)\n", name, why);
+	return 0;
+}
+
+/* One line: "NAME OBJECT CGROUP", with a comment already cut off. */
+static void parse_line(struct entry *e, char *text)
+{
+	char *tok[3], *t, why[PATH_MAX + 128], obj[PATH_MAX];
+	int n = 0, err;
+
+	e->ok = false;
+	for (t = strtok(text, " \t\r"); t; t = strtok(NULL, " \t\r"))
+		if (n++ < 3)
+			tok[n - 1] = t;
+	if (n != 3) {
+		line_error(e->line, "expected 'NAME OBJECT CGROUP', found %d "
+			   "field%s", n, n == 1 ? "" : "s");
+		return;
+	}
+	if (!policy_name_valid(tok[0])) {
+		line_error(e->line, "'%s' is not a policy name: use %s", tok[0],
+			   policy_name_rule);
+		return;
+	}
+	snprintf(e->name, sizeof(e->name), "%s", tok[0]);
+	err = resolve_object(tok[1], obj, sizeof(obj));
+	if (err) {
+		line_error(e->line, "%s: object '%s' not found (%s)", e->name,
+			   tok[1], strerror(-err));
+		return;
+	}
+	snprintf(e->object, sizeof(e->object), "%s", obj);
+	if (hash_file(e->object, &e->hash)) {
+		line_error(e->line, "%s: cannot read %s", e->name, e->object);
+		return;
+	}
+	if (cgroup_resolve(tok[2], e->cgroup, sizeof(e->cgroup), why, sizeof(why))) {
+		line_error(e->line, "%s: %s", e->name, why);
+		return;
+	}
+	e->cgid = cgroup_path_id(e->cgroup);
+	if (!e->cgid) {
+		line_error(e->line, "%s: %s is not a usable cgroup (above)", e->name,
+			   e->cgroup);
+		return;
+	}
+	e->ok = true;
+}
+
+static int read_conf(struct entry *ents, int max, int *nlisted,
+		     char listed[][32])
+{
+	char text[PATH_MAX * 2 + 64];
+	int n = 0, line = 0, i;
+	FILE *f = fopen(conf, "r");
+
+	if (!f)
+		return -errno;
+	*nlisted = 0;
+	while (fgets(text, sizeof(text), f)) {
+		char first[64];
+
+		line++;
+		text[strcspn(text, "#\n")] = 0;
+		if (sscanf(text, "%63s", first) != 1)
+			continue;
+		if (n == max) {
+			line_error(line, "more than %d policies: ignored", max);
+			continue;
+		}
+		/* Listed, even on a bad line: an earlier one is kept. */
+		if (*nlisted < max)
+			snprintf(listed[(*nlisted)++], 32, "%.31s", first);
+		ents[n].line = line;
+		parse_line(&ents[n], text);
+		for (i = 0; ents[n].ok && i < n; i++) {
+			if (!ents[i].ok)
+				continue;
+			if (!strcmp(ents[i].name, ents[n].name)) {
+				line_error(line, "%s: already listed on line %d",
+					   ents[n].name, ents[i].line);
+				ents[n].ok = false;
+			} else if (ents[i].cgid == ents[n].cgid) {
+				line_error(line, "%s: cgroup %s already has %s "
+					   "(line %d): one policy per cgroup",
+					   ents[n].name, ents[n].cgroup,
+					   ents[i].name, ents[i].line);
+				ents[n].ok = false;
+			}
+		}
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Bring one valid entry to its wanted state. */
+static void apply_entry(const struct entry *e)
+{
+	struct state st;
+	char buf[32];
+	uint64_t cgid;
+
+	if (policy_attached(e->name)) {
+		if (!pinned(e->name)) {
+			line_error(e->line, "%s: attached by another program, not "
+				   "collapsectl: left alone", e->name);
+			return;
+		}
+		read_attr(e->name, "cgroup_id", buf, sizeof(buf));
+		cgid = strtoull(buf, NULL, 10);
+		if (cgid != e->cgid) {
+			if (policy_unpin(e->name) ||
+			    policy_load_pinned(e->object, e->cgid, e->name, NULL)) {
+				line_error(e->line, "%s: not moved to %s (above)",
+					   e->name, e->cgroup);
+				return;
+			}
+			printf("%s: moved to %s\n", e->name, e->cgroup);
+		} else if (read_state(e->name, &st) && st.hash == e->hash &&
+			   !strcmp(st.object, e->object)) {
+			printf("%s: unchanged\n", e->name);
+			return;
+		} else {
+			if (policy_swap(e->name, e->object)) {
+				line_error(e->line, "%s: not swapped (above)", e->name);
+				return;
+			}
+			printf("%s: swapped to %s\n", e->name, e->object);
+		}
+	} else {
+		if (pinned(e->name))	/* a pin whose link is gone */
+			policy_unpin(e->name);
+		if (policy_load_pinned(e->object, e->cgid, e->name, NULL)) {
+			line_error(e->line, "%s: not loaded (above)", e->name);
+			return;
+		}
+		printf("%s: loaded %s on %s\n", e->name, e->object, e->cgroup);
+	}
+	if (write_state(e))
+		line_error(e->line, "%s: applied, but cannot record it in %s: "
+			   "the next apply will swap it again", e->name, STATE_DIR);
+}
+
+int cmd_apply(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "unload", no_argument, NULL, 'u' },
+		{ "help", no_argument, NULL, 'h' },
+		{ }
+	};
+	static struct entry ents[MAX_LINES];
+	char applied[MAX_LINES][32], listed[MAX_LINES][32];
+	int c, i, j, n, napplied, nlisted = 0;
+	bool unload = false;
+
+	while ((c = getopt_long(argc, argv, "uh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'u': unload = true; break;
+		case 'h': fputs(apply_usage, stdout); return 0;
+		default: fputs(apply_usage, stderr); return 2;
+		}
+	}
+	if (argc - optind != (unload ? 0 : 1)) {
+		fputs(apply_usage, stderr);
+		return 2;
+	}
+	if (!require_root() || !kernel_supported())
+		return 1;
+	napplied = applied_names(applied, MAX_LINES);
+	if (unload) {
+		for (i = 0; i < napplied; i++)
+			errors += unload_applied(applied[i], "apply --unload");
+		return errors ? 3 : 0;
+	}
+	conf = argv[optind];
+	n = read_conf(ents, MAX_LINES, &nlisted, listed);
+	if (n < 0)
+		return fail("%s: %s", conf, strerror(-n));
+	/* First what is no longer listed: it may hold a cgroup wanted below. */
+	for (i = 0; i < napplied; i++) {
+		for (j = 0; j < nlisted; j++)
+			if (!strcmp(applied[i], listed[j]))
+				break;
+		if (j == nlisted)
+			errors += unload_applied(applied[i], "no longer listed");
+	}
+	for (i = 0; i < n; i++)
+		if (ents[i].ok)
+			apply_entry(&ents[i]);
+	return errors ? 3 : 0;
+}

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * collapsectl: policy counters and their cgroups' memory as Prometheus
+ * text. OpenMetrics 1.0 for scrapers that ask for it, and the classic text
+ * format 0.0.4 that node_exporter's textfile collector parses: they differ
+ * in the counter family names (OpenMetrics drops "_total" from the family,
+ * 0.0.4 keeps it), UNIT lines and the closing "# EOF".
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "collapsectl.h"
+
+#define FAILED_PREFIX	"failed_"
+
+/* A label value: backslash, double quote and newline escaped. */
+static void label_value(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void labels(FILE *f, const struct policy_snap *s, const char *result)
+{
+	fputs("{policy=", f);
+	label_value(f, s->name);
+	fputs(",cgroup=", f);
+	label_value(f, s->cgroup);
+	if (result) {
+		fputs(",result=", f);
+		label_value(f, result);
+	}
+	fputc('}', f);
+}
+
+static void family(FILE *f, bool om, const char *name, const char *type,
+		   const char *unit, const char *help)
+{
+	const char *suffix = !om && !strcmp(type, "counter") ? "_total" : "";
+
+	fprintf(f, "# TYPE collapse_ext_%s%s %s\n", name, suffix, type);
+	if (om && unit)
+		fprintf(f, "# UNIT collapse_ext_%s %s\n", name, unit);
+	fprintf(f, "# HELP collapse_ext_%s%s %s\n", name, suffix, help);
+}
+
+/* Has counter @key been written already (it is a family of its own)? */
+static bool seen_before(const struct policy_snap *s, int n, int pi, int si)
+{
+	const char *key = s[pi].stats[si].key;
+	int i, j;
+
+	for (i = 0; i <= pi; i++)
+		for (j = 0; j < (i == pi ? si : s[i].nstats); j++)
+			if (!strcmp(s[i].stats[j].key, key))
+				return true;
+	return false;
+}
+
+static void print_text(FILE *f, const struct policy_snap *s, int n, bool om)
+{
+	char help[160];
+	int i, j, k;
+
+	/* One family per counter name, each with every policy that has it. */
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < s[i].nstats; j++) {
+			const char *key = s[i].stats[j].key;
+
+			if (!strncmp(key, FAILED_PREFIX, strlen(FAILED_PREFIX)) ||
+			    seen_before(s, n, i, j))
+				continue;
+			snprintf(help, sizeof(help), "Counter %s of the policy "
+				 "(/sys/kernel/mm/collapse_ext/POLICY/stats)", key);
+			family(f, om, key, "counter", NULL, help);
+			for (k = i; k < n; k++) {
+				int m;
+
+				for (m = 0; m < s[k].nstats; m++) {
+					if (strcmp(s[k].stats[m].key, key))
+						continue;
+					fprintf(f, "collapse_ext_%s_total", key);
+					labels(f, &s[k], NULL);
+					fprintf(f, " %llu\n", s[k].stats[m].val);
+				}
+			}
+		}
+	}
+	/* failed_<result> lines are one counter with a result label. */
+	family(f, om, "failed", "counter", NULL,
+	       "Collapses that failed, by the kernel's scan result");
+	for (i = 0; i < n; i++)
+		for (j = 0; j < s[i].nstats; j++) {
+			const char *key = s[i].stats[j].key;
+
+			if (strncmp(key, FAILED_PREFIX, strlen(FAILED_PREFIX)))
+				continue;
+			fputs("collapse_ext_failed_total", f);
+			labels(f, &s[i], key + strlen(FAILED_PREFIX));
+			fprintf(f, " %llu\n", s[i].stats[j].val);
+		}
+	family(f, om, "memory_anon_bytes", "gauge", "bytes",
+	       "Anonymous memory of the policy's cgroup (memory.stat anon)");
+	for (i = 0; i < n; i++)
+		if (s[i].anon >= 0) {
+			fputs("collapse_ext_memory_anon_bytes", f);
+			labels(f, &s[i], NULL);
+			fprintf(f, " %lld\n", s[i].anon);
+		}
+	family(f, om, "memory_anon_thp_bytes", "gauge", "bytes",
+	       "Anonymous memory in huge pages of the policy's cgroup "
+	       "(memory.stat anon_thp)");
+	for (i = 0; i < n; i++)
+		if (s[i].anon_thp >= 0) {
+			fputs("collapse_ext_memory_anon_thp_bytes", f);
+			labels(f, &s[i], NULL);
+			fprintf(f, " %lld\n", s[i].anon_thp);
+		}
+	if (om)
+		fputs("# EOF\n", f);
+}
+
+void print_openmetrics(FILE *f, const struct policy_snap *s, int n)
+{
+	print_text(f, s, n, true);
+}
+
+void print_prometheus_text(FILE *f, const struct policy_snap *s, int n)
+{
+	print_text(f, s, n, false);
+}

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * collapsectl apply FILE, what collapse-ext.service runs at boot: loads
+ * what FILE lists, reports every bad line and applies the others, changes
+ * only what changed when run again, and never detaches what it did not
+ * load.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collapse_test.h"
+#include "policy_test.h"
+#include "run_cmd.h"
+#include "kselftest_harness.h"
+
+#define BPF		"/usr/share/collapse_ext/bpf/"
+#define CONF		"/tmp/ce_policies.conf"
+/* systemd's layout of the slice ce-web.slice */
+#define SLICE		"ce.slice/ce-web.slice"
+
+static char out[1 << 16];
+
+static int sparse_collapse(void *arg)
+{
+	return collapse_sparse_region(1);
+}
+
+static void write_conf(const char *text)
+{
+	FILE *f = fopen(CONF, "w");
+
+	fputs(text, f);
+	fclose(f);
+}
+
+/* cgroup id of policy @name, as the kernel shows it; 0 when not attached */
+static uint64_t policy_cgroup(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/collapse_ext/%s/cgroup_id", name);
+	return access(path, R_OK) ? 0 : read_num(path);
+}
+
+FIXTURE(apply)
+{
+	uint64_t web, b, c;
+};
+
+FIXTURE_SETUP(apply)
+{
+	unload_pinned_policies();
+	ASSERT_EQ(0, cg_create("ce.slice", NULL));
+	ASSERT_EQ(0, cg_create(SLICE, &self->web));
+	ASSERT_EQ(0, cg_create("ce_b", &self->b));
+	ASSERT_EQ(0, cg_create("ce_c", &self->c));
+}
+
+FIXTURE_TEARDOWN(apply)
+{
+	unload_pinned_policies();
+	cg_remove(SLICE);
+	cg_remove("ce.slice");
+	cg_remove("ce_b");
+	cg_remove("ce_c");
+	unlink(CONF);
+}
+
+TEST_F(apply, loads_good_lines_reports_bad_ones)
+{
+	write_conf("# policies for this host\n"
+		   "web frugal ce-web.slice   # a slice name\n"
+		   "\n"
+		   "b " BPF "passthrough.bpf.o /ce_b\n"
+		   "toofew frugal\n"
+		   "../x frugal /ce_c\n"
+		   "c nosuch_policy /ce_c\n"
+		   "d frugal /no/such/cgroup\n"
+		   "b eager /ce_c\n"
+		   "e eager ce_b\n"
+		   "f /bin/busybox /ce_c\n");
+	EXPECT_EQ(3, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_NE(NULL, strstr(out, "web: loaded")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "b: loaded"));
+	EXPECT_NE(NULL, strstr(out, CONF ":5: expected 'NAME OBJECT CGROUP', found 2 fields"));
+	EXPECT_NE(NULL, strstr(out, CONF ":6: '../x' is not a policy name"));
+	EXPECT_NE(NULL, strstr(out, CONF ":7: c: object 'nosuch_policy' not found"));
+	EXPECT_NE(NULL, strstr(out, CONF ":8: d: cgroup /sys/fs/cgroup/no/such/cgroup"));
+	EXPECT_NE(NULL, strstr(out, CONF ":9: b: already listed on line 4"));
+	EXPECT_NE(NULL, strstr(out, CONF ":10: e: cgroup /sys/fs/cgroup/ce_b already has b"));
+	EXPECT_NE(NULL, strstr(out, CONF ":11: f: not loaded"));
+	EXPECT_NE(NULL, strstr(out, "not a BPF object file"));
+	EXPECT_EQ(self->web, policy_cgroup("web"));
+	EXPECT_EQ(self->b, policy_cgroup("b"));
+	EXPECT_EQ(0, policy_cgroup("c"));
+	EXPECT_EQ(0, policy_cgroup("f"));
+	/* the slice's policy governs it */
+	EXPECT_EQ(0, policy_stat("web", "calls_pte_limits"));
+	run_in_cgroup(SLICE, sparse_collapse, NULL);
+	EXPECT_LT(0, policy_stat("web", "calls_pte_limits"));
+
+	/* usage errors and unusable files lose nothing */
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply"));
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl apply /nonexistent"));
+	EXPECT_NE(NULL, strstr(out, "/nonexistent: No such file"));
+	EXPECT_EQ(self->web, policy_cgroup("web"));
+}
+
+TEST_F(apply, again_changes_only_what_changed)
+{
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "cp " BPF "frugal.bpf.o /tmp/ce_p.bpf.o"));
+	write_conf("web /tmp/ce_p.bpf.o ce-web.slice\n"
+		   "b passthrough /sys/fs/cgroup/ce_b\n");
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF)) TH_LOG("%s", out);
+	/* a policy loaded by hand is never apply's to detach */
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF
+			     "passthrough.bpf.o --name manual --cgroup /sys/fs/cgroup/ce_c"));
+
+	/* nothing changed: nothing happens */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_NE(NULL, strstr(out, "web: unchanged")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "b: unchanged"));
+	EXPECT_EQ(0, policy_stat("web", "swaps"));
+
+	/* the same path, another object in it: swapped in place */
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "cp " BPF "eager.bpf.o /tmp/ce_p.bpf.o"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_NE(NULL, strstr(out, "web: swapped to /tmp/ce_p.bpf.o")) TH_LOG("%s", out);
+	EXPECT_EQ(1, policy_stat("web", "swaps"));
+	EXPECT_EQ(self->web, policy_cgroup("web"));
+
+	/* another cgroup: moved; a line gone: detached */
+	write_conf("web /tmp/ce_p.bpf.o /ce_b\n");
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_NE(NULL, strstr(out, "b: detached (no longer listed)")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "web: moved to /sys/fs/cgroup/ce_b"));
+	EXPECT_EQ(self->b, policy_cgroup("web"));
+	EXPECT_EQ(0, policy_cgroup("b"));
+	EXPECT_EQ(self->c, policy_cgroup("manual"));
+
+	/* the service's stop: what apply loaded goes, the rest stays */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload"));
+	EXPECT_NE(NULL, strstr(out, "web: detached (apply --unload)")) TH_LOG("%s", out);
+	EXPECT_EQ(0, policy_cgroup("web"));
+	EXPECT_EQ(self->c, policy_cgroup("manual"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload"));
+	EXPECT_STREQ("", out);
+	unlink("/tmp/ce_p.bpf.o");
+}
+
+/* Unit names systemd gives cgroups, resolved the way systemd lays them out. */
+TEST_F(apply, systemd_unit_names)
+{
+	ASSERT_EQ(0, cg_create("ce.slice/ce-web.slice/ce_app.service", NULL));
+	write_conf("svc passthrough ce_app.service\n"
+		   "root passthrough /\n"
+		   "bad frugal -x-.slice\n"
+		   "gone frugal ce_nosuch.service\n");
+	EXPECT_EQ(3, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_EQ(cg_id("ce.slice/ce-web.slice/ce_app.service"),
+		  policy_cgroup("svc")) TH_LOG("%s", out);
+	EXPECT_EQ(1, policy_cgroup("root"));
+	EXPECT_NE(NULL, strstr(out, ":3: bad: '-x-.slice' is not a valid slice name"));
+	EXPECT_NE(NULL, strstr(out, ":4: gone: unit ce_nosuch.service has no cgroup"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload"));
+	cg_remove("ce.slice/ce-web.slice/ce_app.service");
+}
+
+TEST_HARNESS_MAIN
