@@ -87,7 +87,7 @@ static const char *unit_wanted;
 static char unit_found[PATH_MAX];
 static int unit_matches;
 
-static int find_unit(const char *path, const struct stat *st, int type,
+static int find_unit(const char *path, const struct stat *unused, int type,
 		     struct FTW *ftw)
 {
 	if (type == FTW_D && !strcmp(path + ftw->base, unit_wanted)) {
@@ -163,6 +163,8 @@ int cgroup_kill_wait(const char *cg)
 
 	snprintf(path, sizeof(path), "%s/cgroup.kill", cg);
 	err = write_file(path, "1");
+	if (err)
+		return err;
 	/* The cgroup can only be removed once its last task has exited. */
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
 	for (i = 0; i < 500; i++) {
@@ -175,5 +177,5 @@ int cgroup_kill_wait(const char *cg)
 			return err;
 		usleep(10000);
 	}
-	return err ? err : -EBUSY;
+	return -EBUSY;
 }

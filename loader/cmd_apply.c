@@ -2,9 +2,10 @@
 /*
  * collapsectl apply: make the pinned policies those a file lists (the
  * collapse-ext.service does this at boot), idempotently; --unload detaches
- * what it loaded. What apply loaded is recorded in STATE_DIR/NAME (object
- * path, content hash, cgroup id), so that running it again changes only
- * what changed, and never touches a policy loaded by hand.
+ * what it loaded. What apply loaded is recorded in STATE_DIR/NAME (its
+ * link id, object path and content hash, cgroup id), so that running it
+ * again changes only what changed, and never touches a policy loaded by
+ * hand: a pinned policy is apply's only if its link is the one recorded.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "collapsectl.h"
 
@@ -49,16 +51,20 @@ static const char apply_usage[] =
 "the same object (path and content) is left alone, one from another object\n"
 "is swapped atomically, one on another cgroup is detached and loaded again,\n"
 "and one an earlier apply loaded that FILE no longer lists is detached.\n"
-"Policies loaded by hand (collapsectl load) are never detached by it.\n"
+"A policy loaded by hand (collapsectl load) is never changed by it: a\n"
+"line naming one is reported and skipped.\n"
 "Every bad line is reported as FILE:LINE: and skipped; the others apply.\n"
 "\n"
 "  --unload   detach every policy apply loaded (the service's stop)\n"
 "\n"
 "Exit status: 0 all applied; 3 some lines failed, the rest applied;\n"
-"1 nothing done (unreadable FILE, no collapse_ext, not root); 2 usage.\n";
+"1 nothing applied (unreadable FILE, every line bad, no collapse_ext, not\n"
+"root); 2 usage.\n";
 
 struct entry {
 	int line;
+	bool moving;		/* detached from another cgroup first */
+	char from[256];
 	char name[32];
 	char object[PATH_MAX];
 	char cgroup[PATH_MAX];
@@ -68,13 +74,14 @@ struct entry {
 };
 
 struct state {
-	char object[PATH_MAX];
+	uint64_t link_id;
 	uint64_t hash;
 	uint64_t cgid;
+	char object[PATH_MAX];
 };
 
 static const char *conf;
-static int errors;
+static int errors, nr_applied;
 
 static void line_error(int line, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -107,28 +114,48 @@ static int hash_file(const char *path, uint64_t *hash)
 	return 0;
 }
 
-static int resolve_object(const char *spec, char *out, size_t len)
+/* @out (PATH_MAX bytes): OBJECT as a canonical path. */
+static int resolve_object(const char *spec, char *out)
 {
 	char buf[PATH_MAX], dir[PATH_MAX];
 	size_t i, n = strlen(spec);
+	bool is_file = n > 2 && !strcmp(spec + n - 2, ".o");
 
-	if (strchr(spec, '/')) {
-		if (spec[0] == '/') {
-			snprintf(buf, sizeof(buf), "%s", spec);
-		} else {
-			snprintf(dir, sizeof(dir), "%s", conf);
-			snprintf(buf, sizeof(buf), "%s/%s", dirname(dir), spec);
-		}
-		return realpath(buf, out) ? 0 : -errno;
+	/* A path, or a file next to FILE */
+	if (spec[0] == '/') {
+		snprintf(buf, sizeof(buf), "%s", spec);
+	} else {
+		snprintf(dir, sizeof(dir), "%s", conf);
+		snprintf(buf, sizeof(buf), "%s/%s", dirname(dir), spec);
 	}
+	if (strchr(spec, '/') || (is_file && !access(buf, F_OK)))
+		return realpath(buf, out) ? 0 : -errno;
+	/* An installed policy */
 	for (i = 0; i < sizeof(policy_dirs) / sizeof(policy_dirs[0]); i++) {
 		snprintf(buf, sizeof(buf), "%s/%s%s", policy_dirs[i], spec,
-			 n > 2 && !strcmp(spec + n - 2, ".o") ? "" : ".bpf.o");
+			 is_file ? "" : ".bpf.o");
 		if (!access(buf, R_OK))
 			return realpath(buf, out) ? 0 : -errno;
 	}
-	(void)len;
 	return -ENOENT;
+}
+
+/* Id of the link pinned for @name, 0 if none. */
+static uint64_t pinned_link_id(const char *name)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	char pin[256];
+	int fd;
+
+	pin_path(pin, sizeof(pin), name);
+	fd = bpf_obj_get(pin);
+	if (fd < 0)
+		return 0;
+	if (bpf_link_get_info_by_fd(fd, &info, &len))
+		info.id = 0;
+	close(fd);
+	return info.id;
 }
 
 static void state_path(char *buf, size_t len, const char *name)
@@ -138,21 +165,36 @@ static void state_path(char *buf, size_t len, const char *name)
 
 static bool read_state(const char *name, struct state *st)
 {
-	char path[PATH_MAX];
-	unsigned long long h, id;
-	bool ok;
+	char path[PATH_MAX], line[PATH_MAX + 16];
+	unsigned long long l, h, id;
+	int got = 0;
 	FILE *f;
 
 	state_path(path, sizeof(path), name);
 	f = fopen(path, "r");
 	if (!f)
 		return false;
-	ok = fscanf(f, "object %4095s hash %llx cgroup_id %llu", st->object,
-		    &h, &id) == 3;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "link_id %llu", &l) == 1)
+			st->link_id = l, got |= 1;
+		else if (sscanf(line, "hash %llx", &h) == 1)
+			st->hash = h, got |= 2;
+		else if (sscanf(line, "cgroup_id %llu", &id) == 1)
+			st->cgid = id, got |= 4;
+		else if (!strncmp(line, "object ", 7))
+			snprintf(st->object, sizeof(st->object), "%.4095s", line + 7), got |= 8;
+	}
 	fclose(f);
-	st->hash = h;
-	st->cgid = id;
-	return ok;
+	return got == 15;
+}
+
+/* Is @name pinned with the link apply recorded (not loaded by hand)? */
+static bool ours(const char *name, struct state *st)
+{
+	uint64_t id = pinned_link_id(name);
+
+	return id && read_state(name, st) && st->link_id == id;
 }
 
 static int write_state(const struct entry *e)
@@ -167,8 +209,10 @@ static int write_state(const struct entry *e)
 	f = fopen(tmp, "w");
 	if (!f)
 		return -errno;
-	fprintf(f, "object %s\nhash %016llx\ncgroup_id %llu\n", e->object,
-		(unsigned long long)e->hash, (unsigned long long)e->cgid);
+	fprintf(f, "link_id %llu\nhash %016llx\ncgroup_id %llu\nobject %s\n",
+		(unsigned long long)pinned_link_id(e->name),
+		(unsigned long long)e->hash, (unsigned long long)e->cgid,
+		e->object);
 	if (fclose(f) || rename(tmp, path))
 		return -errno;
 	return 0;
@@ -206,10 +250,14 @@ static bool pinned(const char *name)
 	return !access(pin, F_OK);
 }
 
-/* Detach what apply loaded and forget it; a stale record just goes. */
+/*
+ * Detach what apply loaded and forget it; a record whose pin is gone, or
+ * now holds a policy loaded by hand, just goes.
+ */
 static int unload_applied(const char *name, const char *why)
 {
-	bool was = pinned(name);
+	struct state st;
+	bool was = ours(name, &st);
 
 	if (was && policy_unpin(name))
 		return 1;
@@ -240,7 +288,7 @@ static void parse_line(struct entry *e, char *text)
 		return;
 	}
 	snprintf(e->name, sizeof(e->name), "%s", tok[0]);
-	err = resolve_object(tok[1], obj, sizeof(obj));
+	err = resolve_object(tok[1], obj);
 	if (err) {
 		line_error(e->line, "%s: object '%s' not found (%s)", e->name,
 			   tok[1], strerror(-err));
@@ -276,8 +324,16 @@ static int read_conf(struct entry *ents, int max, int *nlisted,
 	*nlisted = 0;
 	while (fgets(text, sizeof(text), f)) {
 		char first[64];
+		int c;
 
 		line++;
+		if (!strchr(text, '\n') && !feof(f)) {
+			while ((c = getc(f)) != EOF && c != '\n')
+				;
+			line_error(line, "line too long (more than %zu bytes)",
+				   sizeof(text) - 2);
+			continue;
+		}
 		text[strcspn(text, "#\n")] = 0;
 		if (sscanf(text, "%63s", first) != 1)
 			continue;
@@ -311,52 +367,75 @@ static int read_conf(struct entry *ents, int max, int *nlisted,
 	return n;
 }
 
+/*
+ * An entry whose policy apply loaded on another cgroup: detach it first,
+ * all of them before any load, so that two policies can trade cgroups.
+ */
+static void detach_moving(struct entry *e)
+{
+	struct state st;
+	char buf[32];
+
+	if (!ours(e->name, &st) || !policy_attached(e->name) ||
+	    read_attr(e->name, "cgroup_id", buf, sizeof(buf)) ||
+	    strtoull(buf, NULL, 10) == e->cgid)
+		return;
+	if (read_attr(e->name, "cgroup", e->from, sizeof(e->from)))
+		e->from[0] = 0;
+	if (policy_unpin(e->name)) {
+		line_error(e->line, "%s: cannot detach it from %s to move it (above)",
+			   e->name, e->from);
+		e->ok = false;
+		return;
+	}
+	e->moving = true;
+}
+
 /* Bring one valid entry to its wanted state. */
 static void apply_entry(const struct entry *e)
 {
 	struct state st;
-	char buf[32];
-	uint64_t cgid;
 
 	if (policy_attached(e->name)) {
-		if (!pinned(e->name)) {
-			line_error(e->line, "%s: attached by another program, not "
-				   "collapsectl: left alone", e->name);
+		if (!ours(e->name, &st)) {
+			line_error(e->line, "%s: loaded by hand, not by apply: left "
+				   "alone (unload it to let apply manage it)",
+				   e->name);
 			return;
 		}
-		read_attr(e->name, "cgroup_id", buf, sizeof(buf));
-		cgid = strtoull(buf, NULL, 10);
-		if (cgid != e->cgid) {
-			if (policy_unpin(e->name) ||
-			    policy_load_pinned(e->object, e->cgid, e->name, NULL)) {
-				line_error(e->line, "%s: not moved to %s (above)",
-					   e->name, e->cgroup);
-				return;
-			}
-			printf("%s: moved to %s\n", e->name, e->cgroup);
-		} else if (read_state(e->name, &st) && st.hash == e->hash &&
-			   !strcmp(st.object, e->object)) {
+		if (st.hash == e->hash && !strcmp(st.object, e->object)) {
 			printf("%s: unchanged\n", e->name);
+			nr_applied++;
 			return;
-		} else {
-			if (policy_swap(e->name, e->object)) {
-				line_error(e->line, "%s: not swapped (above)", e->name);
-				return;
-			}
-			printf("%s: swapped to %s\n", e->name, e->object);
 		}
+		if (policy_swap(e->name, e->object)) {
+			line_error(e->line, "%s: not swapped (above)", e->name);
+			return;
+		}
+		printf("%s: swapped to %s\n", e->name, e->object);
 	} else {
-		if (pinned(e->name))	/* a pin whose link is gone */
-			policy_unpin(e->name);
+		if (pinned(e->name) && ours(e->name, &st))
+			policy_unpin(e->name);	/* its cgroup went away */
 		if (policy_load_pinned(e->object, e->cgid, e->name, NULL)) {
-			line_error(e->line, "%s: not loaded (above)", e->name);
+			if (e->moving)
+				line_error(e->line, "%s: detached from %s, but not "
+					   "loaded on %s (above)", e->name,
+					   e->from, e->cgroup);
+			else
+				line_error(e->line, "%s: not loaded (above)", e->name);
 			return;
 		}
-		printf("%s: loaded %s on %s\n", e->name, e->object, e->cgroup);
+		if (e->moving)
+			printf("%s: moved from %s to %s\n", e->name, e->from,
+			       e->cgroup);
+		else
+			printf("%s: loaded %s on %s\n", e->name, e->object,
+			       e->cgroup);
 	}
+	nr_applied++;
 	if (write_state(e))
 		line_error(e->line, "%s: applied, but cannot record it in %s: "
-			   "the next apply will swap it again", e->name, STATE_DIR);
+			   "the next apply will not know it", e->name, STATE_DIR);
 }
 
 int cmd_apply(int argc, char **argv)
@@ -404,6 +483,11 @@ int cmd_apply(int argc, char **argv)
 	}
 	for (i = 0; i < n; i++)
 		if (ents[i].ok)
+			detach_moving(&ents[i]);
+	for (i = 0; i < n; i++)
+		if (ents[i].ok)
 			apply_entry(&ents[i]);
+	if (errors && !nr_applied)
+		return 1;
 	return errors ? 3 : 0;
 }

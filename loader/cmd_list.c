@@ -11,7 +11,6 @@
 #include <bpf/btf.h>
 
 #include "collapsectl.h"
-#include "json_writer.h"
 
 static const char list_usage[] =
 "Usage: collapsectl list [--json]\n"
@@ -111,8 +110,8 @@ static void list_json(const struct policy_snap *s, int n, double now)
 	jsonw_start_array(jw);
 	for (i = 0; i < n; i++) {
 		jsonw_start_object(jw);
-		jsonw_string_field(jw, "name", s[i].name);
-		jsonw_string_field(jw, "cgroup", s[i].cgroup);
+		json_string_field(jw, "name", s[i].name);
+		json_string_field(jw, "cgroup", s[i].cgroup);
 		jsonw_uint_field(jw, "cgroup_id", s[i].cgroup_id);
 		jsonw_float_field_fmt(jw, "attached_s", "%.3f",
 				      now - s[i].attach_ns / 1e9);

@@ -101,12 +101,13 @@ int cmd_load(int argc, char **argv)
 	if (stop) {
 		printf("final counters of '%s':\n", po.name);
 		print_stats_table(stdout, po.name, NULL);
+		bpf_link__destroy(link);
 		printf("detached '%s'\n", po.name);
 	} else {
+		bpf_link__destroy(link);
 		printf("'%s' was detached by the kernel: cgroup %s is gone\n",
 		       po.name, cgroup);
 	}
-	bpf_link__destroy(link);
 	policy_close(&po);
 	return 0;
 }

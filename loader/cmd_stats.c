@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,6 @@
 #include <unistd.h>
 
 #include "collapsectl.h"
-#include "json_writer.h"
 
 #define TEXTFILE	"collapse_ext.prom"
 
@@ -75,6 +75,13 @@ static const char stats_usage[] =
 "                   measured interval; follows policies as they are attached\n"
 "                   and detached; a counter that went down (the policy was\n"
 "                   attached again) counts from 0\n";
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
 
 /* The previous snapshot of a policy, if it is the same attachment. */
 static const struct policy_snap *previous(const struct policy_snap *prev,
@@ -142,8 +149,8 @@ static void print_json(const struct policy_snap *s, int n,
 		const struct policy_snap *p = dt ? previous(prev, nprev, &s[i]) : NULL;
 
 		jsonw_start_object(jw);
-		jsonw_string_field(jw, "name", s[i].name);
-		jsonw_string_field(jw, "cgroup", s[i].cgroup);
+		json_string_field(jw, "name", s[i].name);
+		json_string_field(jw, "cgroup", s[i].cgroup);
 		jsonw_uint_field(jw, "cgroup_id", s[i].cgroup_id);
 		jsonw_uint_field(jw, "attach_time_ns", s[i].attach_ns);
 		jsonw_bool_field(jw, "pinned", s[i].pinned);
@@ -163,11 +170,15 @@ static void print_json(const struct policy_snap *s, int n,
 		else
 			jsonw_null_field(jw, "anon_thp");
 		jsonw_end_object(jw);
-		if (dt) {
+		if (dt && !p) {
+			/* attached since the last interval: no rate yet */
+			jsonw_float_field_fmt(jw, "interval_s", "%.3f", dt);
+			jsonw_null_field(jw, "rates");
+		} else if (dt) {
 			jsonw_float_field_fmt(jw, "interval_s", "%.3f", dt);
 			jsonw_name(jw, "rates");
 			jsonw_start_object(jw);
-			for (j = 0; p && j < s[i].nstats; j++)
+			for (j = 0; j < s[i].nstats; j++)
 				jsonw_float_field_fmt(jw, s[i].stats[j].key, "%.3f",
 						      rate(p, &s[i], j, dt));
 			jsonw_end_object(jw);
@@ -198,7 +209,12 @@ static int write_textfile(const char *dir, const struct policy_snap *s, int n)
 		return fail("%s: %s", tmp, strerror(errno));
 	}
 	print_prometheus_text(f, s, n);
-	if (fflush(f) || fsync(fd) || fclose(f)) {
+	if (fflush(f) || fsync(fd)) {
+		fclose(f);
+		unlink(tmp);
+		return fail("writing %s: %s", tmp, strerror(errno));
+	}
+	if (fclose(f)) {
 		unlink(tmp);
 		return fail("writing %s: %s", tmp, strerror(errno));
 	}
@@ -217,6 +233,17 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Sleep until @t (CLOCK_MONOTONIC seconds); a signal ends it early. */
+static void sleep_until(double t)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)t,
+		.tv_nsec = (long)((t - (time_t)t) * 1e9),
+	};
+
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -230,7 +257,7 @@ int cmd_stats(int argc, char **argv)
 	static struct policy_snap snaps[2][MAX_POLICIES];
 	const char *only = NULL, *textdir = NULL;
 	bool json = false, om = false;
-	double watch = 0, last = 0, t;
+	double watch = 0, last = 0, next, t;
 	int c, n, nprev = 0, cur = 0;
 	struct stat st;
 	char *end;
@@ -264,17 +291,27 @@ int cmd_stats(int argc, char **argv)
 		if (!policy_attached(only))
 			return fail("no policy named '%s' (see collapsectl list)", only);
 	}
-	for (;;) {
+	if (watch) {
+		/* End between two outputs, never inside one. */
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
+	for (next = now_s();; ) {
 		struct policy_snap *s = snaps[cur], *prev = snaps[!cur];
 		double dt;
 
+		if (stop)
+			return 0;
 		n = snapshot_policies(s, MAX_POLICIES, only);
 		if (n < 0)
 			return fail("cannot read %s/policies: %s", CE_SYSFS,
 				    strerror(-n));
 		t = now_s();
 		dt = last ? t - last : 0;
-		if (textdir && write_textfile(textdir, s, n))
+		/* An exporter outlives one failed write (ENOSPC...) */
+		if (textdir && write_textfile(textdir, s, n) && !watch)
 			return 1;
 		if (json)
 			print_json(s, n, prev, nprev, dt);
@@ -288,6 +325,7 @@ int cmd_stats(int argc, char **argv)
 		last = t;
 		nprev = n;
 		cur = !cur;
-		usleep((useconds_t)(watch * 1e6));
+		next += watch;
+		sleep_until(next);
 	}
 }

@@ -9,6 +9,8 @@
 #include <sys/types.h>
 #include <bpf/libbpf.h>
 
+#include "json_writer.h"
+
 #define COLLAPSECTL_VERSION	"0.2"
 #define CE_SYSFS		"/sys/kernel/mm/collapse_ext"
 #define PIN_DIR			"/sys/fs/bpf/collapse_ext"
@@ -134,6 +136,9 @@ int cmd_ab(int argc, char **argv);
 
 /* Print the counters of @name, side by side with @name2 when not NULL. */
 void print_stats_table(FILE *f, const char *name, const char *name2);
+
+/* json.c: a string field escaped for any byte (json_writer's is not). */
+void json_string_field(json_writer_t *jw, const char *prop, const char *s);
 
 /*
  * openmetrics.c: @n snapshots as OpenMetrics 1.0 text (ending "# EOF"), or

@@ -53,7 +53,7 @@ static void family(FILE *f, bool om, const char *name, const char *type,
 }
 
 /* Has counter @key been written already (it is a family of its own)? */
-static bool seen_before(const struct policy_snap *s, int n, int pi, int si)
+static bool seen_before(const struct policy_snap *s, int pi, int si)
 {
 	const char *key = s[pi].stats[si].key;
 	int i, j;
@@ -76,7 +76,7 @@ static void print_text(FILE *f, const struct policy_snap *s, int n, bool om)
 			const char *key = s[i].stats[j].key;
 
 			if (!strncmp(key, FAILED_PREFIX, strlen(FAILED_PREFIX)) ||
-			    seen_before(s, n, i, j))
+			    seen_before(s, i, j))
 				continue;
 			snprintf(help, sizeof(help), "Counter %s of the policy "
 				 "(/sys/kernel/mm/collapse_ext/POLICY/stats)", key);

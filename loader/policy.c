@@ -37,10 +37,14 @@ static int check_bpf_elf(const char *file)
 		return fail("%s: %s", file, strerror(errno));
 	n = read(fd, &eh, sizeof(eh));
 	close(fd);
+	if (n < 0)
+		return fail("%s: %s", file, strerror(errno));
 	if (n < (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG))
 		return fail("%s: not a BPF object file (not ELF; build policies "
 			    "with clang -target bpf)", file);
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_BPF)
+	/* e_machine is in the object's byte order: bpfel or bpfeb */
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    (eh.e_machine != EM_BPF && eh.e_machine != __builtin_bswap16(EM_BPF)))
 		return fail("%s: not a BPF object file (an ELF file for machine "
 			    "%u; build policies with clang -target bpf)", file,
 			    eh.e_machine);
@@ -248,8 +252,9 @@ int policy_unpin(const char *name)
 				    "attached", name, pin);
 		return fail("no policy named '%s' (see collapsectl list)", name);
 	}
-	/* The link goes when its last reference does. */
-	for (i = 0; i < 20; i++) {
+	/* The link goes when its last reference does (after an RCU grace
+	 * period and a work item: slow on an emulated, debug kernel). */
+	for (i = 0; i < 100; i++) {
 		if (!policy_attached(name))
 			return 0;
 		usleep(50000);

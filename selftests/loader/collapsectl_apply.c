@@ -27,13 +27,15 @@ static int sparse_collapse(void *arg)
 	return collapse_sparse_region(1);
 }
 
-static void write_conf(const char *text)
+static void write_text(const char *path, const char *text)
 {
-	FILE *f = fopen(CONF, "w");
+	FILE *f = fopen(path, "w");
 
 	fputs(text, f);
 	fclose(f);
 }
+
+#define write_conf(text)	write_text(CONF, text)
 
 /* cgroup id of policy @name, as the kernel shows it; 0 when not attached */
 static uint64_t policy_cgroup(const char *name)
@@ -135,7 +137,8 @@ TEST_F(apply, again_changes_only_what_changed)
 	write_conf("web /tmp/ce_p.bpf.o /ce_b\n");
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
 	EXPECT_NE(NULL, strstr(out, "b: detached (no longer listed)")) TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "web: moved to /sys/fs/cgroup/ce_b"));
+	EXPECT_NE(NULL, strstr(out, "web: moved from /ce.slice/ce-web.slice to "
+			       "/sys/fs/cgroup/ce_b"));
 	EXPECT_EQ(self->b, policy_cgroup("web"));
 	EXPECT_EQ(0, policy_cgroup("b"));
 	EXPECT_EQ(self->c, policy_cgroup("manual"));
@@ -166,6 +169,60 @@ TEST_F(apply, systemd_unit_names)
 	EXPECT_NE(NULL, strstr(out, ":4: gone: unit ce_nosuch.service has no cgroup"));
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload"));
 	cg_remove("ce.slice/ce-web.slice/ce_app.service");
+}
+
+/* A policy loaded by hand under a listed name is reported, never changed. */
+TEST_F(apply, hand_loaded_is_left_alone)
+{
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF
+			     "passthrough.bpf.o --name web --cgroup /sys/fs/cgroup/ce_c"));
+	write_conf("web frugal /ce_b\n");
+	/* nothing applied: 1, as for a file that cannot be used */
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_NE(NULL, strstr(out, ":1: web: loaded by hand, not by apply")) TH_LOG("%s", out);
+	EXPECT_EQ(self->c, policy_cgroup("web"));
+	EXPECT_EQ(0, policy_stat("web", "swaps"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload"));
+	EXPECT_EQ(self->c, policy_cgroup("web"));
+	write_conf("\n");
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_EQ(self->c, policy_cgroup("web"));
+}
+
+/* Two policies trading cgroups: both detached before either is loaded. */
+TEST_F(apply, policies_trade_cgroups)
+{
+	write_conf("x frugal /ce_b\ny eager /ce_c\n");
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF)) TH_LOG("%s", out);
+	write_conf("x frugal /ce_c\ny eager /ce_b\n");
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF)) TH_LOG("%s", out);
+	EXPECT_EQ(self->c, policy_cgroup("x"));
+	EXPECT_EQ(self->b, policy_cgroup("y"));
+}
+
+/* CRLF, tabs, a line longer than the buffer, an object next to FILE, -.slice */
+TEST_F(apply, file_forms)
+{
+	char *conf = malloc(20000);
+	int n;
+
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "mkdir -p /tmp/ce_dir && cp " BPF
+			     "frugal.bpf.o /tmp/ce_dir/mine.bpf.o"));
+	n = sprintf(conf, "a\tmine.bpf.o\t/ce_b\r\n# ");
+	memset(conf + n, 'x', 10000);
+	strcpy(conf + n + 10000, "\nr passthrough -.slice\r\n");
+	write_text("/tmp/ce_dir/p.conf", conf);
+	free(conf);
+	EXPECT_EQ(3, run_cmd(out, sizeof(out), "cd / && collapsectl apply /tmp/ce_dir/p.conf"));
+	EXPECT_NE(NULL, strstr(out, "a: loaded /tmp/ce_dir/mine.bpf.o on /sys/fs/cgroup/ce_b"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "p.conf:2: line too long"));
+	/* the line after it keeps its number and applies */
+	EXPECT_NE(NULL, strstr(out, "r: loaded"));
+	EXPECT_EQ(NULL, strstr(out, "p.conf:3"));
+	EXPECT_EQ(self->b, policy_cgroup("a"));
+	EXPECT_EQ(1, policy_cgroup("r"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload; rm -rf /tmp/ce_dir"));
 }
 
 TEST_HARNESS_MAIN
