@@ -43,6 +43,9 @@ help:
 	@echo "make initramfs    build the guest (tools, policies, tests)"
 	@echo "make bench        benchmarks: medians with 95% CIs (~30 min; see README)"
 	@echo "make bench-readme  rewrite README.md's Performance numbers from build/bench/results.json"
+	@echo "make deb          Debian packages: collapse-ext-tools and the kernel, in build/deb/"
+	@echo "make test-deb     check them: lintian, install (as root), boot the packaged kernel"
+	@echo "make deb-kernel-distro  the kernel with Debian's 6.12 config, packaged (hours)"
 	@echo "make clean        remove build/ except the kernel tree"
 
 # --- host packages -----------------------------------------------------------
@@ -137,6 +140,9 @@ $(GUEST_LIST): FORCE
 
 $(INITRAMFS): $(GUEST_FILES) $(GUEST_LIST) selftests/vm/init selftests/vm/mkinitramfs.sh $(BZIMAGE)
 	@selftests/vm/mkinitramfs.sh $@ $(GUEST_FILES)
+
+# --- Debian packages (make deb, deb-kernel-distro, test-deb) -----------------
+include loader/deb/deb.mk
 
 # --- the two commands --------------------------------------------------------
 run: initramfs

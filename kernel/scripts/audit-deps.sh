@@ -195,8 +195,10 @@ END { for (i = 1; i <= n; i++) print order[i] "\t" (pkg[order[i]] == "" ? "-" : 
 
 # 5. What the machine is promised to have: ensure-deps.sh's list, make and
 #    git (README), the base system (Essential, Priority required, apt), and
-#    all their dependencies as installed here.
-ensure=$(sed -n '/^NEED="/,/^"/p' "$HERE/ensure-deps.sh" | grep ':' | sed 's/.*://' | sort -u)
+#    all their dependencies as installed here. (All of ensure-deps.sh's
+#    lists: NEED, and NEED_TEST_DEB, NEED_DISTRO for `make test-deb`,
+#    `make deb-kernel-distro`.)
+ensure=$(sed -n '/^NEED[A-Z_]*="/,/^"/p' "$HERE/ensure-deps.sh" | grep ':' | sed 's/.*://' | sort -u)
 base=$(dpkg-query -W -f='${Package} ${Essential} ${Priority}\n' |
 	awk '$2 == "yes" || $3 == "required" { print $1 }'; echo apt)
 closure() { # ROOT_PACKAGES... -> their installed dependency closure

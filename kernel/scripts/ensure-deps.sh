@@ -32,9 +32,31 @@ git:git
 dpkg-deb:dpkg
 gnuplot:gnuplot-nox
 python3:python3
+/usr/lib/python3/dist-packages/prometheus_client:python3-prometheus-client
 rsync:rsync
 pkg-config:pkgconf
+dpkg-buildpackage:dpkg-dev
+dh_testdir:debhelper
+/sbin/depmod:kmod
 "
+# `make test-deb`: lintian, man pages read back, the unit verified
+NEED_TEST_DEB="
+lintian:lintian
+man:man-db
+systemd-analyze:systemd
+"
+# `make deb-kernel-distro`: Debian's config signs modules with a key the
+# build generates with openssl
+NEED_DISTRO="
+openssl:openssl
+"
+for group in "$@"; do
+	case "$group" in
+	test-deb) NEED="$NEED $NEED_TEST_DEB" ;;
+	distro) NEED="$NEED $NEED_DISTRO" ;;
+	*) echo "ensure-deps: unknown group '$group' (test-deb, distro)" >&2; exit 2 ;;
+	esac
+done
 
 missing=""
 for ent in $NEED; do

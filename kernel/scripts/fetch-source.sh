@@ -1,20 +1,30 @@
 #!/bin/sh
-# Fetch linux-source-6.12 from the Debian mirror this machine already uses.
+# Fetch linux-source-6.12 (or another package of Debian's linux source,
+# e.g. linux-config-6.12) from the Debian mirror this machine already uses.
 #
 # The package comes from Debian 13 main, or from <codename>-backports on
 # Debian 12. apt runs with a private state/cache directory so the system's
 # apt configuration is never touched, and the mirror URI is read from the
 # system's apt sources: no host name is written in this repository.
 #
-# Usage: fetch-source.sh   (prints the path of the cached .deb on stdout)
+# Usage: fetch-source.sh [PACKAGE [VERSION]]
+#   prints the path of the cached .deb on stdout; PACKAGE defaults to
+#   linux-source-6.12; with VERSION, that version when the mirror still has
+#   it (else the newest, as without VERSION).
 set -eu
 
-PKG=linux-source-6.12
+PKG=${1:-linux-source-6.12}
+WANT=${2:-}
 CACHE=${COLLAPSE_EXT_CACHE:-$HOME/.cache/collapse_ext}
 APTDIR=$CACHE/apt
 mkdir -p "$CACHE" "$APTDIR/lists/partial" "$APTDIR/archives/partial" "$APTDIR/etc"
 
-existing=$(ls "$CACHE"/${PKG}_*.deb 2>/dev/null | sort -V | tail -n 1 || true)
+if [ -n "$WANT" ]; then
+	# apt-get download names the file PKG_VERSION_ARCH.deb, ':' as %3a
+	existing=$(ls "$CACHE/${PKG}_$(echo "$WANT" | sed 's/:/%3a/')"_*.deb 2>/dev/null | tail -n 1 || true)
+else
+	existing=$(ls "$CACHE"/${PKG}_*.deb 2>/dev/null | sort -V | tail -n 1 || true)
+fi
 if [ -n "$existing" ]; then
 	echo "$existing"
 	exit 0
@@ -45,6 +55,12 @@ echo "fetch-source: $PKG from $uri ($suites)" >&2
 apt-get $APT_OPTS -q update >&2
 cd "$CACHE"
 # shellcheck disable=SC2086
-apt-get $APT_OPTS -q download "$PKG" >&2
-deb=$(ls "$CACHE"/${PKG}_*.deb | sort -V | tail -n 1)
+if [ -n "$WANT" ] && apt-get $APT_OPTS -q download "$PKG=$WANT" >&2; then
+	deb=$(ls "$CACHE/${PKG}_$(echo "$WANT" | sed 's/:/%3a/')"_*.deb | tail -n 1)
+else
+	[ -z "$WANT" ] || echo "fetch-source: $PKG $WANT is not on the mirror; taking the newest" >&2
+	# shellcheck disable=SC2086
+	apt-get $APT_OPTS -q download "$PKG" >&2
+	deb=$(ls "$CACHE"/${PKG}_*.deb | sort -V | tail -n 1)
+fi
 echo "$deb"

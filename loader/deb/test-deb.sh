@@ -1,0 +1,163 @@
+#!/bin/sh
+# make test-deb: check the packages `make deb` built.
+#  1. lintian on collapse-ext-tools: any error fails (overrides: see
+#     loader/deb/lintian-overrides);
+#  2. its files, unpacked: collapsectl --version, both manual pages read
+#     back with man --warnings (no warning allowed);
+#  3. as root: installed with apt-get (its Depends from the mirror), then
+#     /usr/sbin/collapsectl --version, man -w, dpkg --verify, and
+#     systemd-analyze verify on the installed unit; purged again unless it
+#     was installed before (KEEP_INSTALLED=1 keeps it);
+#  4. the linux-image package's kernel (boot/vmlinuz-*) booted under QEMU
+#     with the guest initramfs: collapsectl loads, lists and unloads a
+#     policy, and the guest's `uname -v` must carry the package's build
+#     number (so the packaged kernel, not build/kobj's, ran).
+# Ends with one line: "test-deb: PASS ..." or "test-deb: FAIL: why".
+#
+# Usage: loader/deb/test-deb.sh TOOLS.deb DEB_DIR   (from the source tree)
+set -eu
+TOOLS=$(realpath "$1")
+DEBDIR=$(realpath "$2")
+PKG=collapse-ext-tools
+t0=$(date +%s)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/collapse_ext-test-deb.XXXXXX")
+purge=0
+cleanup() {
+	rc=$?
+	if [ "$purge" = 1 ]; then
+		DEBIAN_FRONTEND=noninteractive dpkg --purge "$PKG" >/dev/null 2>&1 ||
+			echo "test-deb: could not purge $PKG" >&2
+	fi
+	rm -rf "$tmp"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+fail() {
+	echo "test-deb: FAIL: $*"
+	exit 1
+}
+step() { echo "test-deb: $*"; }
+
+upstream=$(dpkg-deb -f "$TOOLS" Version | sed 's/-[^-]*$//')
+done_list=""
+
+# 1. lintian
+step "lintian $(basename "$TOOLS")"
+set +e
+lintian --fail-on error -I "$TOOLS" > "$tmp/lintian" 2>"$tmp/lintian.err"
+lrc=$?
+set -e
+sed 's/^/    /' "$tmp/lintian"
+grep -v 'running with root privileges' "$tmp/lintian.err" | sed 's/^/    /' >&2 || true
+nerr=$(grep -c '^E: ' "$tmp/lintian" || true)
+nwarn=$(grep -c '^W: ' "$tmp/lintian" || true)
+ninfo=$(grep -c '^I: ' "$tmp/lintian" || true)
+[ "$lrc" = 0 ] && [ "$nerr" = 0 ] || fail "lintian: $nerr errors (exit status $lrc)"
+done_list="lintian: $nerr errors, $nwarn warnings, $ninfo info"
+
+# 2. the unpacked package
+dpkg-deb -x "$TOOLS" "$tmp/tools"
+v=$("$tmp/tools/usr/sbin/collapsectl" --version) || fail "collapsectl --version failed"
+case "$v" in "collapsectl $upstream "*) ;; *) fail "collapsectl --version says '$v', the package is $upstream" ;; esac
+check_man() { # FILE.gz
+	zcat "$1" > "$tmp/page"
+	w=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$tmp/page" 2>&1 >/dev/null) ||
+		fail "man -l $1 failed: $w"
+	[ -z "$w" ] || fail "man --warnings on $(basename "$1"): $w"
+	[ "$(MANWIDTH=80 man -l "$tmp/page" 2>/dev/null | wc -l)" -gt 20 ] || fail "$(basename "$1") renders to almost nothing"
+}
+for m in usr/share/man/man8/collapsectl.8.gz usr/share/man/man7/collapse_ext_ops.7.gz; do
+	[ -f "$tmp/tools/$m" ] || fail "the package has no /$m"
+	check_man "$tmp/tools/$m"
+done
+done_list="$done_list; unpacked: --version, 2 man pages clean"
+
+# 3. installed (root only)
+if [ "$(id -u)" = 0 ]; then
+	if dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null | grep -q 'ok installed'; then
+		step "$PKG is installed already: upgrading it in place and keeping it"
+	elif [ "${KEEP_INSTALLED:-0}" != 1 ]; then
+		purge=1
+	fi
+	step "apt-get install $TOOLS"
+	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		--allow-downgrades "$TOOLS" > "$tmp/apt" 2>&1; then
+		tail -n 15 "$tmp/apt" | sed 's/^/    /'
+		fail "apt-get install $(basename "$TOOLS") failed"
+	fi
+	v=$(/usr/sbin/collapsectl --version) || fail "/usr/sbin/collapsectl --version failed"
+	case "$v" in "collapsectl $upstream "*) ;; *) fail "/usr/sbin/collapsectl --version says '$v'" ;; esac
+	out=$(dpkg --verify "$PKG" 2>&1) || fail "dpkg --verify $PKG: $out"
+	[ -z "$out" ] || fail "dpkg --verify $PKG: $out"
+	for p in collapsectl.8 collapse_ext_ops.7; do
+		sec=${p##*.}
+		f=$(man -w "$sec" "${p%.*}" 2>/dev/null) || fail "man -w $sec ${p%.*} finds no page"
+		check_man "$f"
+	done
+	for f in /etc/collapse_ext/policies.conf /etc/default/collapse-ext \
+		 /usr/lib/collapse_ext/bpf/passthrough.bpf.o /usr/libexec/collapse_ext/collapse_demo; do
+		[ -f "$f" ] || fail "$f is not installed"
+	done
+	# nothing active in the example configuration
+	if grep -Ev '^[[:space:]]*(#|$)' /etc/collapse_ext/policies.conf >/dev/null; then
+		fail "/etc/collapse_ext/policies.conf has an active line"
+	fi
+	done_list="$done_list; installed: --version, man -w, dpkg --verify"
+	unit=/lib/systemd/system/collapse-ext.service
+	if command -v systemd-analyze >/dev/null 2>&1; then
+		set +e
+		out=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify "$unit" 2>&1)
+		src=$?
+		set -e
+		mine=$(printf '%s\n' "$out" | grep -F 'collapse-ext' || true)
+		if [ "$src" != 0 ] || [ -n "$mine" ]; then
+			printf '%s\n' "$out" | sed 's/^/    /'
+			fail "systemd-analyze verify $unit"
+		fi
+		done_list="$done_list, unit verified"
+	else
+		step "no systemd-analyze: the unit is not verified (ensure-deps.sh test-deb installs systemd)"
+		done_list="$done_list, unit NOT verified (no systemd-analyze)"
+	fi
+else
+	step "not root: the package is not installed (run as root for the install checks)"
+	done_list="$done_list; not installed (not root)"
+fi
+
+# 4. the packaged kernel under QEMU
+image=$(ls "$DEBDIR"/linux-image-*.deb 2>/dev/null | grep -v -- '-dbg_' | head -n 1 || true)
+[ -n "$image" ] || fail "no linux-image-*.deb in $DEBDIR (make deb)"
+dpkg-deb -x "$image" "$tmp/kernel"
+vmlinuz=$(ls "$tmp"/kernel/boot/vmlinuz-* 2>/dev/null | head -n 1 || true)
+[ -n "$vmlinuz" ] || fail "$(basename "$image") has no boot/vmlinuz-*"
+kver=$(dpkg-deb -f "$image" Version)
+build=${kver##*-}
+step "booting $(basename "$image") ($(basename "$vmlinuz")) under QEMU"
+log=$DEBDIR/test-deb-boot.log
+set +e
+KERNEL=$vmlinuz selftests/vm/run --timeout 300 --log "$log" -- sh -c '
+	set -e
+	echo "uname: $(uname -r) $(uname -v)"
+	collapsectl --version
+	cat /sys/kernel/mm/collapse_ext/policies
+	collapsectl load /usr/share/collapse_ext/bpf/passthrough.bpf.o
+	collapsectl list
+	grep -q "^passthrough " /sys/kernel/mm/collapse_ext/policies
+	collapsectl unload passthrough
+	! grep -q "^passthrough " /sys/kernel/mm/collapse_ext/policies
+	echo TEST_DEB_GUEST_OK' > "$tmp/boot" 2>&1
+brc=$?
+set -e
+if [ "$brc" != 0 ] || ! grep -q '^TEST_DEB_GUEST_OK' "$tmp/boot"; then
+	tail -n 25 "$tmp/boot" | sed 's/^/    /'
+	fail "the packaged kernel did not boot and run collapsectl (exit status $brc; console: $log)"
+fi
+grep -E '^(uname|collapsectl|passthrough|NAME|name)' "$tmp/boot" | sed 's/^/    /' || true
+uname_v=$(sed -n 's/^uname: [^ ]* \(#[0-9]*\) .*/\1/p' "$tmp/boot" | head -n 1)
+[ "$uname_v" = "#$build" ] ||
+	fail "the guest ran kernel build $uname_v, the package holds build #$build: not the packaged kernel"
+done_list="$done_list; $(basename "$image") booted (build #$build): load, list, unload"
+
+echo "test-deb: PASS in $(($(date +%s) - t0)) s: $done_list"
