@@ -36,6 +36,7 @@ python3:python3
 rsync:rsync
 pkg-config:pkgconf
 dpkg-buildpackage:dpkg-dev
+/usr/share/build-essential/list:build-essential
 dh_testdir:debhelper
 /sbin/depmod:kmod
 "
