@@ -46,6 +46,7 @@ help:
 	@echo "make deb          Debian packages: collapse-ext-tools and the kernel, in build/deb/"
 	@echo "make test-deb     check them: lintian, install (as root), boot the packaged kernel"
 	@echo "make deb-kernel-distro  the kernel with Debian's 6.12 config, packaged (hours)"
+	@echo "make ab-redis     A/B of two policies on Debian's redis-server under collapsectl ab --reps (~4 min)"
 	@echo "make clean        remove build/ except the kernel tree"
 
 # --- host packages -----------------------------------------------------------

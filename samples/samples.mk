@@ -22,3 +22,10 @@ $(BPF_OUT)/policy_template.bpf.o: samples/policy_template.bpf.c $(wildcard bpf-p
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 GUEST_FILES += $(GUEST)/usr/share/collapse_ext/bpf/policy_template.bpf.o
+
+# A/B on a real application (README: "A/B on a real application: redis"):
+# Debian's redis under two policies, `collapsectl ab --reps` in the guest;
+# build/ab-redis/result.txt and result.csv. Installs redis-tools if missing.
+.PHONY: ab-redis
+ab-redis: initramfs
+	@samples/redis_ab.sh $(BUILD)/ab-redis

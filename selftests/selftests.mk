@@ -15,6 +15,7 @@ ST_LISTED  := $(shell awk '{ sub(/\#.*/, "") } NF { print $$1 }' $(ST_EXPECTED))
 ST_THP     := $(ST_OUT)/thp_settings.o
 # loader/ops_data.c edits struct_ops data for collapsectl and the tests alike
 ST_LIB     := $(wildcard selftests/lib/*.c) loader/ops_data.c $(ST_THP)
+ST_LIB     += loader/ab_stats.c
 ST_SRCS    := $(filter-out %.bpf.c,$(wildcard selftests/mm/*.c selftests/policy/*.c \
 					   selftests/loader/*.c selftests/stress/*.c))
 ST_NAMES   := $(notdir $(basename $(ST_SRCS)))

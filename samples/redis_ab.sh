@@ -1,0 +1,217 @@
+#!/bin/sh
+# A/B on a real application: Debian's redis-server under two collapse_ext
+# policies, compared by `collapsectl ab --reps` in the guest (README: "A/B
+# on a real application: redis"). `make ab-redis` runs it.
+#
+# Usage (host):  samples/redis_ab.sh [OUTDIR]     (default build/ab-redis)
+#   Boots the guest (selftests/vm/run; BUILD=dir as there) with Debian's
+#   redis binaries and their shared libraries added, runs the comparison
+#   and writes OUTDIR/result.txt (what collapsectl ab printed) and
+#   OUTDIR/result.csv (one row per run). The exit status is collapsectl's.
+#   Needs the package redis-tools (redis-benchmark, redis-cli and the
+#   server binary, redis-check-rdb; the redis-server package only adds a
+#   symlink and a system service): installed with apt-get when missing and
+#   run as root, otherwise the apt-get line is printed.
+# Environment: REPS (runs a side, default 8), POLICY_A (frugal), POLICY_B
+#   (eager), KEYS (key space, 16000), FILL (SETs that fill it, 32000),
+#   VALUE (bytes a value, 16384), BENCH (requests per benchmark test,
+#   5000), CLIENTS (8), DURATION (s a run at most, 300), TIMEOUT (s for
+#   the guest, 1500).
+#
+# In the guest (what the host runs):
+#   redis_ab.sh guest      collapsectl ab --reps $REPS A B -- redis_ab.sh workload
+#   redis_ab.sh workload   one run, in the run's cgroup: redis-server on a
+#     unix socket of its own (the guest kernel has no TCP/IP), no
+#     persistence; filled with FILL random SETs of VALUE bytes over KEYS
+#     keys; every third key deleted and MEMORY PURGE (jemalloc gives the
+#     pages back: holes in its heap); an agent's pass of
+#     process_madvise(MADV_COLLAPSE) over each 2 MiB range of redis's
+#     anonymous memory (`collapsectl collapse`, the policy decides which
+#     ranges; THP is "madvise" in the guest, so nothing else collapses);
+#     redis-benchmark -t set,get; then METRIC lines and SHUTDOWN NOSAVE.
+set -u
+
+REPS=${REPS:-8}
+POLICY_A=${POLICY_A:-frugal}
+POLICY_B=${POLICY_B:-eager}
+KEYS=${KEYS:-16000}
+FILL=${FILL:-32000}
+VALUE=${VALUE:-16384}
+BENCH=${BENCH:-5000}
+CLIENTS=${CLIENTS:-8}
+DURATION=${DURATION:-300}
+LIBDIR=/lib/x86_64-linux-gnu
+
+# ---- in the guest: one run ---------------------------------------------------
+workload() {
+	export LD_LIBRARY_PATH=$LIBDIR
+	sock=/tmp/redis-ab.$$.sock
+	t0=$(date +%s)
+	cg=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
+	redis-server --port 0 --unixsocket "$sock" --save '' --appendonly no \
+		--daemonize no --loglevel warning --logfile /tmp/redis-ab.$$.log &
+	pid=$!
+	i=0
+	until redis-cli -s "$sock" ping > /dev/null 2>&1; do
+		i=$((i + 1))
+		if [ $i -gt 600 ] || ! kill -0 $pid 2>/dev/null; then
+			echo "redis-server did not start:"
+			cat /tmp/redis-ab.$$.log
+			exit 1
+		fi
+		sleep 0.1
+	done
+
+	redis-benchmark -s "$sock" -t set -n "$FILL" -r "$KEYS" -d "$VALUE" \
+		-c "$CLIENTS" -P 16 -q > /dev/null || exit 1
+	echo "filled: $(redis-cli -s "$sock" dbsize) keys, VmRSS $(rss $pid) kB ($(since)s)"
+	deleted=$(redis-cli -s "$sock" eval "local ks = redis.call('KEYS', '*')
+		table.sort(ks)
+		local n = 0
+		for i = 1, #ks, 3 do redis.call('DEL', ks[i]); n = n + 1 end
+		return n" 0)
+	redis-cli -s "$sock" memory purge > /dev/null
+	echo "deleted every third key ($deleted) and purged: VmRSS $(rss $pid) kB ($(since)s)"
+
+	# the agent: each 2 MiB range of redis's anonymous memory, one at a time
+	# (one call over a whole mapping stops at its first refused range)
+	ok=0 no=0
+	for r in $(awk '$2 ~ /^rw/ && (NF == 5 || $6 == "[heap]") { print $1 }' \
+		   /proc/$pid/maps); do
+		s=$(( (0x${r%-*} + 0x1fffff) & ~0x1fffff ))
+		e=$(( 0x${r#*-} & ~0x1fffff ))
+		while [ $s -lt $e ]; do
+			if collapsectl collapse --pid $pid \
+			   "$(printf '%x-%x' $s $((s + 0x200000)))" > /dev/null 2>&1; then
+				ok=$((ok + 1))
+			else
+				no=$((no + 1))
+			fi
+			s=$((s + 0x200000))
+		done
+	done
+	rss_collapsed=$(rss $pid)
+	echo "agent: $ok of $((ok + no)) 2 MiB ranges collapsed: VmRSS $rss_collapsed kB," \
+		"AnonHugePages $(sed -n 's/^AnonHugePages:[[:space:]]*\([0-9]*\).*/\1/p' \
+		"/proc/$pid/smaps_rollup") kB ($(since)s)"
+
+	redis-benchmark -s "$sock" -t set,get -n "$BENCH" -r "$KEYS" -d "$VALUE" \
+		-c "$CLIENTS" --csv > /tmp/redis-ab.$$.csv || exit 1
+	echo "benchmark done ($(since)s)"
+	set_rps=$(awk -F'"' '$2 == "SET" { print $4 }' /tmp/redis-ab.$$.csv)
+	get_rps=$(awk -F'"' '$2 == "GET" { print $4 }' /tmp/redis-ab.$$.csv)
+	thp=$(awk '$1 == "anon_thp" { print int($2 / 1024) }' "$cg/memory.stat")
+	echo "METRIC set_rps $set_rps higher"
+	echo "METRIC get_rps $get_rps higher"
+	echo "METRIC rss_kb $(rss $pid) lower"
+	echo "METRIC rss_after_collapse_kb $rss_collapsed lower"
+	echo "METRIC anon_thp_kb $thp higher"
+	redis-cli -s "$sock" shutdown nosave > /dev/null 2>&1
+	wait $pid
+	rm -f /tmp/redis-ab.$$.*
+	[ -n "$set_rps" ] && [ -n "$get_rps" ]
+}
+
+since() {
+	echo $(( $(date +%s) - t0 ))
+}
+
+rss() {
+	sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"
+}
+
+# ---- in the guest: the comparison --------------------------------------------
+guest() {
+	BPF=/usr/share/collapse_ext/bpf
+	echo "== redis $(LD_LIBRARY_PATH=$LIBDIR redis-server --version | cut -d' ' -f3)" \
+		"on $(uname -r): $POLICY_A against $POLICY_B, $REPS runs each"
+	echo "@@AB-BEGIN@@"
+	collapsectl ab "$BPF/$POLICY_A.bpf.o" "$BPF/$POLICY_B.bpf.o" --reps "$REPS" \
+		--duration "$DURATION" --csv /tmp/redis_ab.csv -- \
+		env REPS="$REPS" KEYS="$KEYS" FILL="$FILL" VALUE="$VALUE" \
+		BENCH="$BENCH" CLIENTS="$CLIENTS" sh /root/redis_ab.sh workload 2>&1
+	rc=$?
+	echo "@@AB-END@@"
+	echo "@@CSV-BEGIN@@"
+	cat /tmp/redis_ab.csv
+	echo "@@CSV-END@@"
+	return $rc
+}
+
+case "${1:-}" in
+workload) workload; exit $? ;;
+guest) guest; exit $? ;;
+esac
+
+# ---- on the host ---------------------------------------------------------------
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${1:-$ROOT/build/ab-redis}
+TIMEOUT=${TIMEOUT:-1500}
+BINS="redis-check-rdb redis-benchmark redis-cli"
+
+missing=""
+for b in $BINS; do
+	command -v "$b" > /dev/null 2>&1 || missing=1
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" = 0 ]; then
+		echo "ab-redis: installing redis-tools"
+		apt-get install -y --no-install-recommends redis-tools || exit 1
+	else
+		echo "ab-redis: redis is missing; run as root:" >&2
+		echo "    apt-get install --no-install-recommends redis-tools" >&2
+		exit 1
+	fi
+fi
+
+# The binaries, and their libraries and loader at the same paths (the
+# guest has no libc); redis-check-rdb is the server (Debian's redis-server
+# is a symlink to it: redis looks at the name it was started as).
+adds="--add $ROOT/samples/redis_ab.sh:/root/redis_ab.sh"
+adds="$adds --add $(command -v redis-check-rdb):/usr/bin/redis-server"
+adds="$adds --add $(command -v redis-benchmark):/usr/bin/redis-benchmark"
+adds="$adds --add $(command -v redis-cli):/usr/bin/redis-cli"
+libs=$(for b in $BINS; do ldd "$(command -v "$b")"; done |
+	sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' | sort -u)
+for l in $libs; do
+	adds="$adds --add $(readlink -f "$l"):$l"
+done
+
+mkdir -p "$OUT"
+log=$OUT/console.log
+echo "ab-redis: $POLICY_A against $POLICY_B, $REPS runs each, in the guest" \
+	"(console: $log)"
+start=$(date +%s)
+: > "$log"
+# shellcheck disable=SC2086
+"$ROOT/selftests/vm/run" --timeout "$TIMEOUT" --log "$log" $adds -- \
+	env REPS="$REPS" POLICY_A="$POLICY_A" POLICY_B="$POLICY_B" KEYS="$KEYS" \
+	FILL="$FILL" VALUE="$VALUE" BENCH="$BENCH" CLIENTS="$CLIENTS" \
+	DURATION="$DURATION" sh /root/redis_ab.sh guest > /dev/null &
+vm=$!
+# progress: one line per run as it ends
+tail -n +1 -f --pid=$vm "$log" 2>/dev/null | tr -d '\r' |
+	grep --line-buffered -E '^(== redis|run [0-9]+/[0-9]+: [AB][0-9]+ \([^)]*\): )' &
+wait $vm
+rc=$?
+wait
+took=$(( $(date +%s) - start ))
+
+# What collapsectl printed and the CSV, without the console's \r and
+# without kernel messages that may have landed in between.
+section() {
+	tr -d '\r' < "$log" | sed -n "/^@@$1-BEGIN@@\$/,/^@@$1-END@@\$/p" |
+		sed '1d;$d' | grep -v '^\[ *[0-9]*\.[0-9]*\] '
+}
+{
+	echo "# samples/redis_ab.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $took s" \
+		"(guest boot included), exit status $rc"
+	echo "# REPS=$REPS POLICY_A=$POLICY_A POLICY_B=$POLICY_B KEYS=$KEYS FILL=$FILL" \
+		"VALUE=$VALUE BENCH=$BENCH CLIENTS=$CLIENTS DURATION=$DURATION"
+	tr -d '\r' < "$log" | grep -m1 '^== redis' || true
+	section AB
+} > "$OUT/result.txt"
+section CSV > "$OUT/result.csv"
+sed -n '/^results:/,$p' "$OUT/result.txt"
+echo "ab-redis: $OUT/result.txt, $OUT/result.csv ($took s)"
+exit $rc
