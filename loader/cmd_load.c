@@ -81,6 +81,13 @@ int cmd_load(int argc, char **argv)
 		       loaded, cgroup, (unsigned long long)cgid, pin);
 		return 0;
 	}
+	/*
+	 * Catch SIGINT/SIGTERM before the policy shows up in sysfs: a signal
+	 * sent as soon as it is visible must detach it, not kill us with the
+	 * link still held.
+	 */
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
 	if (policy_open_load(&po, argv[optind], cgid, name))
 		return 1;
 	link = policy_attach(&po, cgid);
@@ -93,8 +100,6 @@ int cmd_load(int argc, char **argv)
 	printf("attached '%s' to cgroup %s (id %llu) until SIGINT/SIGTERM\n",
 	       po.name, cgroup, (unsigned long long)cgid);
 	fflush(stdout);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 	/* A signal interrupts the wait; the kernel's detach ends it too. */
 	while (!stop && policy_attached(po.name))
 		sleep(1);
