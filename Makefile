@@ -27,7 +27,7 @@ LIBBPF_LIBS  = $(LIBBPF)/libbpf.a -lelf -lz
 KCONFIGS  := $(sort $(filter-out %/debug.config,$(wildcard kernel/configs/*.config)))
 PATCHES   := $(sort $(wildcard kernel/patches/*.patch))
 
-.PHONY: FORCE all run test test-debug deps kernel kernel-source kernel-config kernel-export check-series \
+.PHONY: FORCE all run test test-debug deps kernel kernel-source kernel-config kernel-export check-series mutate \
 	headers libbpf bpftool bpf-progs loader selftests samples initramfs \
 	clean distclean help
 
@@ -40,6 +40,7 @@ help:
 	@echo "make kernel       fetch, patch, configure and build the kernel"
 	@echo "make kernel-export  write build/linux commits to kernel/patches/"
 	@echo "make check-series   build every prefix of the series, checkpatch each patch"
+	@echo "make mutate       break the kernel on purpose (kernel/mutations/): every mutation must fail its tests"
 	@echo "make initramfs    build the guest (tools, policies, tests)"
 	@echo "make bench        benchmarks: medians with 95% CIs (~30 min; see README)"
 	@echo "make bench-readme  rewrite README.md's Performance numbers from build/bench/results.json"
@@ -88,6 +89,12 @@ kernel-export:
 # Every prefix of the series builds, every patch is checkpatch-clean
 check-series: $(KOBJ)/.config
 	@kernel/scripts/check-series.sh $(KSRC) $(KOBJ) $(ROOT)/kernel/patches
+
+# Each kernel/mutations/*.patch applied to a scratch copy of the patched
+# tree must make the programs it names fail; writes README's mutation table.
+# MUTATE=FILTER runs only the mutations whose name contains FILTER.
+mutate: initramfs
+	@kernel/scripts/mutate.sh $(MUTATE)
 
 $(HDRS)/.stamp: $(KSTAMP)
 	$(MAKE) -s -C $(KSRC) O=$(KOBJ) headers_install INSTALL_HDR_PATH=$(HDRS)

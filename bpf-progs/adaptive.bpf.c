@@ -16,6 +16,7 @@ char _license[] SEC("license") = "GPL";
 
 #define MAX_FAILS	3
 #define VETO_ROUNDS	8
+#define BASE_BATCH	8	/* PMDs: batching is this policy's choice */
 
 struct range_key {
 	u64 mm;
@@ -76,7 +77,7 @@ u32 BPF_PROG(adaptive_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 		return 32;
 	if (s >= 16)
 		return 16;
-	return dflt;
+	return BASE_BATCH;
 }
 
 SEC("struct_ops/collapsed")

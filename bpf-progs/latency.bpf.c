@@ -5,9 +5,11 @@
  * A batch is collapsed under one acquisition of the mmap write lock: the
  * bigger the batch, the longer page faults and mmap calls of the process's
  * other threads wait. With batches of 1 the lock is held for one PMD at a
- * time (mainline's behaviour). For latency-sensitive multi-threaded
- * services; trades collapse throughput for tail latency. khugepaged passes
- * keep their size.
+ * time (mainline's behaviour, and the kernel's default without a
+ * batch_size hook): on a cgroup, it keeps a batching policy higher up the
+ * tree (eager, adaptive) off that cgroup's latency-sensitive services.
+ * Trades collapse throughput for tail latency. khugepaged passes keep
+ * their size.
  */
 #include "collapse_ext.bpf.h"
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -107,47 +108,77 @@ unsigned long anon_huge_kb(pid_t pid, const void *p, size_t len)
 #define PM_PRESENT	(1ULL << 63)
 #define PM_PFN_MASK	((1ULL << 55) - 1)
 
-/*
- * Is the page at @addr of process @pid (0: self) part of a transparent
- * huge page? From /proc/PID/pagemap and /proc/kpageflags (root only).
- */
-static int page_is_thp(pid_t pid, unsigned long addr)
-{
-	char path[64];
-	uint64_t ent, flags;
-	int fd, kfd, ret = -1;
+#define KPF_COMPOUND_HEAD	15
 
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid ? pid : getpid());
-	fd = open(path, O_RDONLY);
-	kfd = open("/proc/kpageflags", O_RDONLY);
-	if (fd < 0 || kfd < 0)
-		goto out;
-	if (pread(fd, &ent, sizeof(ent), addr / PAGE_SZ * sizeof(ent)) != sizeof(ent))
-		goto out;
-	ret = 0;
-	if (!(ent & PM_PRESENT) || !(ent & PM_PFN_MASK))
-		goto out;
-	if (pread(kfd, &flags, sizeof(flags), (ent & PM_PFN_MASK) * sizeof(flags)) !=
-	    sizeof(flags))
-		goto out;
-	ret = !!(flags & (1ULL << KPF_THP));
-out:
-	if (fd >= 0)
-		close(fd);
-	if (kfd >= 0)
-		close(kfd);
-	return ret;
+/* Read error: the answer would be a guess, so the case fails here */
+static void huge_read_failed(const char *what)
+{
+	fprintf(stderr, "# range_is_huge: cannot read %s: %s\n", what,
+		strerror(errno));
+	abort();
+}
+
+/*
+ * Is the PMD-sized range at @addr of process @pid (0: self) one huge page,
+ * mapped whole? Every one of its 512 pages present (/proc/PID/pagemap),
+ * their pfns contiguous from a 512-aligned pfn that is the head of a
+ * transparent huge page (/proc/kpageflags, root only).
+ */
+static bool pmd_is_huge(int fd, int kfd, unsigned long addr)
+{
+	static uint64_t ent[HPAGE_NR];
+	uint64_t pfn, flags;
+	size_t i;
+
+	if (pread(fd, ent, sizeof(ent), addr / PAGE_SZ * sizeof(ent[0])) !=
+	    sizeof(ent))
+		huge_read_failed("pagemap");
+	pfn = ent[0] & PM_PFN_MASK;
+	if (!(ent[0] & PM_PRESENT) || !pfn || pfn % HPAGE_NR)
+		return false;
+	for (i = 1; i < HPAGE_NR; i++)
+		if (!(ent[i] & PM_PRESENT) || (ent[i] & PM_PFN_MASK) != pfn + i)
+			return false;
+	if (pread(kfd, &flags, sizeof(flags), pfn * sizeof(flags)) != sizeof(flags))
+		huge_read_failed("kpageflags");
+	return (flags & (1ULL << KPF_THP)) && (flags & (1ULL << KPF_COMPOUND_HEAD));
 }
 
 bool range_is_huge(pid_t pid, const void *p, size_t len)
 {
 	unsigned long a = (uintptr_t)p & ~(HPAGE_SZ - 1);
+	char path[64];
+	bool huge = len > 0;
+	int fd, kfd;
 
-	if (!len)
-		return false;
-	/* one page of each huge page, and every huge page of the range */
-	for (; a < (uintptr_t)p + len; a += HPAGE_SZ)
-		if (page_is_thp(pid, a) != 1 || page_is_thp(pid, a + HPAGE_SZ - PAGE_SZ) != 1)
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid ? pid : getpid());
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		huge_read_failed(path);
+	kfd = open("/proc/kpageflags", O_RDONLY);
+	if (kfd < 0)
+		huge_read_failed("/proc/kpageflags");
+	/* every huge page of the range, every page of each */
+	for (; huge && a < (uintptr_t)p + len; a += HPAGE_SZ)
+		huge = pmd_is_huge(fd, kfd, a);
+	close(fd);
+	close(kfd);
+	return huge;
+}
+
+bool sparse_pmds_2_5(size_t page)
+{
+	size_t h = page / HPAGE_NR;
+
+	return (h == 2 || h == 5) && page % HPAGE_NR == 7;
+}
+
+bool huge_but_pmds_2_5(struct region *r)
+{
+	size_t h;
+
+	for (h = 0; h < r->len / HPAGE_SZ; h++)
+		if (range_is_huge(0, r->p + h * HPAGE_SZ, HPAGE_SZ) == (h == 2 || h == 5))
 			return false;
 	return true;
 }
@@ -258,6 +289,50 @@ int truncate_file(const char *path)
 		return -errno;
 	close(fd);
 	return 0;
+}
+
+int tracing_mount(void)
+{
+	if (!access(TRACING "trace", W_OK))
+		return 0;
+	return mount("nodev", TRACING, "tracefs", 0, NULL) ? -1 : 0;
+}
+
+#define MMAP_LOCK_EVENT	TRACING "events/mmap_lock/mmap_lock_acquire_returned/"
+
+int mmap_write_locks_start(void)
+{
+	char tid[16];
+
+	snprintf(tid, sizeof(tid), "%ld", (long)syscall(SYS_gettid));
+	if (tracing_mount() ||
+	    write_str(TRACING "set_event_pid", tid) ||
+	    write_str(MMAP_LOCK_EVENT "filter", "write == 1 && success == 1") ||
+	    truncate_file(TRACING "trace") ||
+	    write_str(MMAP_LOCK_EVENT "enable", "1"))
+		return -1;
+	return 0;
+}
+
+long mmap_write_locks_stop(void)
+{
+	char line[512];
+	long n = 0;
+	FILE *f;
+	int err;
+
+	err = write_str(MMAP_LOCK_EVENT "enable", "0");
+	f = fopen(TRACING "trace", "r");
+	if (!f)
+		err = -1;
+	while (f && fgets(line, sizeof(line), f))
+		n += !!strstr(line, "mmap_lock_acquire_returned:");
+	if (f)
+		fclose(f);
+	err |= write_str(MMAP_LOCK_EVENT "filter", "0");
+	err |= truncate_file(TRACING "set_event_pid");
+	err |= truncate_file(TRACING "trace");
+	return err ? -1 : n;
 }
 
 int sys_pidfd_open(pid_t pid)

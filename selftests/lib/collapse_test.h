@@ -58,11 +58,23 @@ void region_fill(struct region *r, bool (*skip)(size_t page));
 /* Check what region_fill() wrote; absent pages must read as zero. */
 bool region_check(struct region *r, bool (*skip)(size_t page));
 
+/*
+ * A request over ranges some of which a limit refuses: region_fill(r,
+ * sparse_pmds_2_5) leaves page 7 of huge pages 2 and 5 untouched (beyond
+ * max_ptes_none 0); huge_but_pmds_2_5(r) is true when exactly the other
+ * huge pages of @r are PMD-mapped afterwards (the request went on past
+ * the refused ranges).
+ */
+bool sparse_pmds_2_5(size_t page);
+bool huge_but_pmds_2_5(struct region *r);
+
 /* AnonHugePages of the vmas overlapping [p, p + len) in /proc/PID/smaps. */
 unsigned long anon_huge_kb(pid_t pid, const void *p, size_t len);
 /*
- * Is every 2 MiB of [p, p + len) backed by a transparent huge page? Read
- * per page from pagemap and kpageflags, so it is exact for sub-ranges.
+ * Is every 2 MiB of [p, p + len) one transparent huge page, whole? Every
+ * page of each PMD is read from pagemap (present, pfns contiguous from a
+ * THP head in kpageflags), so it is exact for sub-ranges. A read error
+ * aborts: the case fails rather than guess.
  */
 bool range_is_huge(pid_t pid, const void *p, size_t len);
 
@@ -82,6 +94,20 @@ int write_str(const char *path, const char *val);
 int write_num(const char *path, long val);
 /* Open @path with O_TRUNC (clears e.g. tracefs "trace"). */
 int truncate_file(const char *path);
+
+#define TRACING		"/sys/kernel/tracing/"
+/* Mount tracefs on TRACING unless it is there: 0 or -1. */
+int tracing_mount(void);
+/*
+ * Count the mmap_lock write acquisitions of the calling thread between
+ * start and stop, from the mmap_lock:mmap_lock_acquire_returned tracepoint
+ * (an observation independent of collapse_ext's counters): MADV_COLLAPSE
+ * one PMD at a time takes the write lock once per PMD it collapses, a
+ * batch once. stop disables the event, clears its filter and the pid
+ * filter, and returns the count, or -1.
+ */
+int mmap_write_locks_start(void);
+long mmap_write_locks_stop(void);
 
 
 int sys_pidfd_open(pid_t pid);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Batched MADV_COLLAPSE: contents survive byte for byte (holes and
+ * MADV_COLLAPSE one PMD at a time (no policy: mainline's path) and in
+ * batches (a policy's batch_size of 8): contents survive byte for byte (holes and
  * swapped-out pages included) whatever the batch boundaries; a batch where
  * some PMDs cannot be collapsed collapses the rest and returns the errno of
  * the last failure; MADV_NOHUGEPAGE sub-ranges behave as on mainline; vma
@@ -19,6 +20,7 @@
 
 #include "collapse_test.h"
 #include "policy_test.h"
+#include "knobs.h"
 #include "kselftest_harness.h"
 
 /* Holes: page 3 of every huge page, and the whole of every fifth one but one page */
@@ -57,60 +59,98 @@ static bool pmd_huge(struct region *r, size_t i)
 	return range_is_huge(0, r->p + i * HPAGE_SZ, HPAGE_SZ);
 }
 
+/*
+ * Collapse @nr huge pages with holes (and swapped-out pages): every PMD
+ * huge, every byte intact, one huge page allocated per PMD. Without swap,
+ * the mmap write lock is taken once per batch of @batch_pmds (0: once per
+ * PMD, mainline's path).
+ */
 static void collapse_and_check(struct __test_metadata *_metadata, size_t nr,
-			       bool swap)
+			       bool swap, int batch_pmds)
 {
 	struct region r;
-	long alloc = vmstat("thp_collapse_alloc");
+	long alloc = vmstat("thp_collapse_alloc"), locks;
 
 	ASSERT_EQ(0, region_map(&r, nr));
 	region_fill(&r, holes);
-	if (swap && read_num("/sys/block/zram0/disksize") > 0) {
+	if (swap) {
 		/* 16 pages of every huge page out to zram */
 		for (size_t h = 0; h < r.len; h += HPAGE_SZ)
-			madvise(r.p + h + 64 * PAGE_SZ, 16 * PAGE_SZ, MADV_PAGEOUT);
+			ASSERT_EQ(0, madvise(r.p + h + 64 * PAGE_SZ, 16 * PAGE_SZ,
+					     MADV_PAGEOUT));
 	}
+	ASSERT_EQ(0, mmap_write_locks_start());
 	ASSERT_EQ(0, madvise(r.p, r.len, MADV_COLLAPSE)) TH_LOG("%s", strerror(errno));
+	locks = mmap_write_locks_stop();
 	EXPECT_TRUE(range_is_huge(0, r.p, r.len));
 	EXPECT_TRUE(region_check(&r, holes));
 	/* one huge page allocated per PMD, none wasted */
 	EXPECT_EQ(alloc + (long)nr, vmstat("thp_collapse_alloc"));
+	if (!swap)
+		EXPECT_EQ(batch_pmds ? (long)(nr + batch_pmds - 1) / batch_pmds
+				     : (long)nr, locks);
 	region_unmap(&r);
 }
 
 FIXTURE(batch)
 {
-	int unused;
+	struct knobs *skel;
+	struct bpf_link *link;
+};
+
+/* Every case runs without a policy, and with batches of 8 at the root */
+FIXTURE_VARIANT(batch)
+{
+	int batch_pmds;		/* 0: no policy */
+};
+
+FIXTURE_VARIANT_ADD(batch, one_pmd)
+{
+	.batch_pmds = 0,
+};
+
+FIXTURE_VARIANT_ADD(batch, batch8)
+{
+	.batch_pmds = 8,
 };
 
 FIXTURE_SETUP(batch)
 {
+	if (!variant->batch_pmds)
+		return;
+	self->skel = knobs_load(NULL, 0);
+	ASSERT_NE(NULL, self->skel);
+	self->skel->data->batch_pmds = variant->batch_pmds;
+	self->link = knobs_attach(self->skel);
+	ASSERT_NE(NULL, self->link);
 }
 
 FIXTURE_TEARDOWN(batch)
 {
+	bpf_link__destroy(self->link);
+	knobs__destroy(self->skel);
 }
 
 TEST_F(batch, contents_one_batch)
 {
-	collapse_and_check(_metadata, 8, false);
+	collapse_and_check(_metadata, 8, false, variant->batch_pmds);
 }
 
 TEST_F(batch, contents_uneven_batches)
 {
-	collapse_and_check(_metadata, 19, false);
+	collapse_and_check(_metadata, 19, false, variant->batch_pmds);
 }
 
 TEST_F(batch, contents_single_pmd)
 {
-	collapse_and_check(_metadata, 1, false);
+	collapse_and_check(_metadata, 1, false, variant->batch_pmds);
 }
 
 TEST_F(batch, contents_with_swapped_out_pages)
 {
 	if (read_num("/sys/block/zram0/disksize") <= 0)
 		SKIP(return, "no zram swap");
-	collapse_and_check(_metadata, 11, true);
+	collapse_and_check(_metadata, 11, true, variant->batch_pmds);
 }
 
 /*

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,7 +23,6 @@
 #include "knobs.h"
 #include "kselftest_harness.h"
 
-#define TRACING		"/sys/kernel/tracing/"
 #define YIELD_EVENT	TRACING "events/huge_memory/mm_collapse_batch_yield/"
 #define OPS_NO_YIELD	1	/* COLLAPSE_EXT_OPS_NO_YIELD */
 #define NR_PMDS		64
@@ -157,8 +155,7 @@ FIXTURE_SETUP(yield)
 	ASSERT_NE(NULL, self->link);
 	ASSERT_EQ(0, region_map(&self->r, NR_PMDS + TAIL_PMDS));
 	self->r.len = NR_PMDS * HPAGE_SZ;	/* the tail is the reader's */
-	if (access(YIELD_EVENT "enable", W_OK))
-		mount("nodev", TRACING, "tracefs", 0, NULL);
+	ASSERT_EQ(0, tracing_mount());
 	ASSERT_EQ(0, write_str(YIELD_EVENT "enable", "1"));
 	ASSERT_EQ(0, truncate_file(TRACING "trace"));
 }

@@ -19,7 +19,6 @@
 #include "collapse_test.h"
 #include "kselftest_harness.h"
 
-#define TRACING		"/sys/kernel/tracing/"
 #define UNPRIV_UID	1000
 
 /* Page 7 of each huge page is never touched. */
@@ -111,6 +110,33 @@ TEST_F(pmadv, limits_apply_max_ptes_none)
 	EXPECT_TRUE(region_check(&self->r, skip_one));
 }
 
+/*
+ * A range beyond the limits is skipped, not the end of the request: the
+ * dense ranges after it collapse too, and the call reports EBUSY.
+ */
+TEST(limits_skip_a_sparse_range)
+{
+	struct thp_settings s;
+	struct region r;
+	int pidfd = sys_pidfd_open(getpid());
+
+	ASSERT_LE(0, pidfd);
+	thp_save_settings();
+	thp_read_settings(&s);
+	s.khugepaged.max_ptes_none = 0;
+	thp_push_settings(&s);
+	ASSERT_EQ(0, region_map(&r, 20));
+	region_fill(&r, sparse_pmds_2_5);
+	EXPECT_EQ(-1, sys_process_madvise(pidfd, r.p, r.len, MADV_COLLAPSE,
+					  MADV_F_COLLAPSE_LIMITS));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_TRUE(huge_but_pmds_2_5(&r));
+	EXPECT_TRUE(region_check(&r, sparse_pmds_2_5));
+	region_unmap(&r);
+	close(pidfd);
+	thp_restore_settings();
+}
+
 TEST_F(pmadv, limits_within_max_ptes_none_collapses)
 {
 	struct thp_settings s = *thp_current_settings();
@@ -143,6 +169,7 @@ static const char *collapse_gfp(struct region *r, int pidfd, unsigned int flags)
 		return NULL;
 	sys_process_madvise(pidfd, r->p, r->len, MADV_COLLAPSE, flags);
 	write_str(TRACING "events/kmem/mm_page_alloc/enable", "0");
+	write_str(TRACING "events/kmem/mm_page_alloc/filter", "0");
 	f = fopen(TRACING "trace", "r");
 	if (!f)
 		return NULL;

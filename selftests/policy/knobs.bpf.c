@@ -23,9 +23,9 @@ u64 spin_ns;			/* pte_limits busy-waits this long */
 u64 nr_pte_limits, nr_target_node, nr_batch_size, nr_collapsed, nr_init;
 u32 seen_none, seen_swap, seen_shared, seen_caller, seen_flags, seen_is_file;
 u64 seen_cgroup_id, seen_owner_cgroup_id;
-u32 seen_dflt, seen_load0, seen_load1;
+u32 seen_dflt, seen_load0, seen_load1, seen_node_caller;
 u64 nr_batch_madvise;
-u32 seen_batch_dflt, seen_pmds_left;
+u32 seen_batch_dflt, seen_pmds_left, last_pmds_left;
 s32 last_result = -1, exit_reason = -1;
 /* Callers inside pte_limits now; calls that ended after exit() had run. */
 s64 inflight;
@@ -35,6 +35,8 @@ u64 nr_scan_budget;
 u32 sb_dflt, sb_caller, sb_walk_pmds, sb_walk_huge, sb_visit_pmds, sb_visit_huge;
 u64 sb_address, sb_anon_pages, sb_scanned, sb_since_visit_ns, sb_mm;
 u64 sb_owner_cgroup_id;
+/* pte_limits calls (ranges) per visit: the most in one, and at the last */
+u64 visit_ranges_max, pte_limits_at_visit;
 
 static int spin_until(u32 i, void *deadline)
 {
@@ -88,6 +90,7 @@ SEC("struct_ops/target_node")
 s32 BPF_PROG(knobs_target_node, struct collapse_ext_ctx *cctx)
 {
 	nr_target_node++;
+	seen_node_caller = cctx->caller;
 	seen_load0 = collapse_ext_node_load(cctx, 0);
 	seen_load1 = collapse_ext_node_load(cctx, 1);
 	return node;
@@ -102,6 +105,7 @@ u32 BPF_PROG(knobs_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 		seen_batch_dflt = dflt;
 		if (!seen_pmds_left)
 			seen_pmds_left = cctx->pmds_left;
+		last_pmds_left = cctx->pmds_left;
 		return batch_pmds == KEEP ? dflt : batch_pmds;
 	}
 	seen_dflt = dflt;
@@ -112,6 +116,9 @@ SEC("struct_ops/scan_budget")
 u32 BPF_PROG(knobs_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)
 {
 	nr_scan_budget++;
+	if (nr_pte_limits - pte_limits_at_visit > visit_ranges_max)
+		visit_ranges_max = nr_pte_limits - pte_limits_at_visit;
+	pte_limits_at_visit = nr_pte_limits;
 	sb_dflt = dflt;
 	sb_caller = cctx->caller;
 	sb_address = cctx->address;

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * batch_size for MADV_COLLAPSE: asked once per batch, with the PMDs left;
- * 0 and huge answers are clamped to [1, 64] and counted; the counters say
- * how many batches and PMDs there were; contents survive any batching.
+ * batch_size for MADV_COLLAPSE: without a policy, or with one that has no
+ * batch_size hook, MADV_COLLAPSE is mainline's, one PMD at a time (the
+ * mmap write lock taken once per PMD); the hook is asked once per batch,
+ * with the PMDs left and a default of one PMD; 0 and huge answers are
+ * clamped to [1, 64] and counted; the counters say how many batches and
+ * PMDs there were, and the write lock is taken once per batch; contents
+ * survive any batching.
  */
 #include <errno.h>
 #include <string.h>
@@ -11,6 +15,7 @@
 
 #include "collapse_test.h"
 #include "policy_test.h"
+#include "run_cmd.h"
 #include "knobs.h"
 #include "kselftest_harness.h"
 
@@ -40,20 +45,31 @@ FIXTURE_TEARDOWN(batch)
 	knobs__destroy(self->skel);
 }
 
-static void collapse_all(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(batch) *self)
+/*
+ * MADV_COLLAPSE all of @r: every PMD huge, every byte intact. Returns the
+ * mmap write-lock acquisitions it made (the tracepoint's count).
+ */
+static long collapse_region(struct __test_metadata *_metadata, struct region *r)
 {
-	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
-	EXPECT_TRUE(range_is_huge(0, self->r.p, self->r.len));
-	EXPECT_TRUE(region_check(&self->r, NULL));
+	long locks;
+
+	if (mmap_write_locks_start())
+		return -1;
+	EXPECT_EQ(0, madvise(r->p, r->len, MADV_COLLAPSE));
+	locks = mmap_write_locks_stop();
+	EXPECT_TRUE(range_is_huge(0, r->p, r->len));
+	EXPECT_TRUE(region_check(r, NULL));
+	return locks;
 }
+
+#define collapse_all(_metadata, self) collapse_region(_metadata, &(self)->r)
 
 TEST_F(batch, once_per_batch)
 {
 	self->skel->data->batch_pmds = 4;
-	collapse_all(_metadata, self);
+	EXPECT_EQ(NR_PMDS / 4, collapse_all(_metadata, self));
 	EXPECT_EQ(NR_PMDS / 4, self->skel->bss->nr_batch_madvise);
-	EXPECT_EQ(8, self->skel->bss->seen_batch_dflt);
+	EXPECT_EQ(1, self->skel->bss->seen_batch_dflt);
 	EXPECT_EQ(NR_PMDS, self->skel->bss->seen_pmds_left);
 	EXPECT_EQ(NR_PMDS / 4, policy_stat("knobs", "batches"));
 	EXPECT_EQ(NR_PMDS, policy_stat("knobs", "batch_pmds"));
@@ -63,8 +79,8 @@ TEST_F(batch, once_per_batch)
 TEST_F(batch, uneven_batches)
 {
 	self->skel->data->batch_pmds = 5;
-	collapse_all(_metadata, self);
 	/* 5+5+5+5+5+5+2 */
+	EXPECT_EQ(7, collapse_all(_metadata, self));
 	EXPECT_EQ(7, self->skel->bss->nr_batch_madvise);
 	EXPECT_EQ(NR_PMDS, policy_stat("knobs", "batch_pmds"));
 }
@@ -72,7 +88,7 @@ TEST_F(batch, uneven_batches)
 TEST_F(batch, zero_clamped_to_one)
 {
 	self->skel->data->batch_pmds = 0;
-	collapse_all(_metadata, self);
+	EXPECT_EQ(NR_PMDS, collapse_all(_metadata, self));
 	EXPECT_EQ(NR_PMDS, self->skel->bss->nr_batch_madvise);
 	EXPECT_LE(NR_PMDS, policy_stat("knobs", "batch_size_clamped"));
 }
@@ -80,16 +96,74 @@ TEST_F(batch, zero_clamped_to_one)
 TEST_F(batch, huge_clamped_to_64)
 {
 	self->skel->data->batch_pmds = 1000000;
-	collapse_all(_metadata, self);
+	EXPECT_EQ(1, collapse_all(_metadata, self));
 	EXPECT_EQ(1, self->skel->bss->nr_batch_madvise);
 	EXPECT_EQ(1, policy_stat("knobs", "batch_size_clamped"));
 	EXPECT_EQ(NR_PMDS, policy_stat("knobs", "batch_pmds"));
 }
 
-TEST_F(batch, default_is_eight)
+/* A hook that keeps the default: one PMD at a time, as without it */
+TEST_F(batch, hook_default_is_one_pmd)
 {
-	collapse_all(_metadata, self);
-	EXPECT_EQ(NR_PMDS / 8, self->skel->bss->nr_batch_madvise);
+	EXPECT_EQ(NR_PMDS, collapse_all(_metadata, self));
+	EXPECT_EQ(NR_PMDS, self->skel->bss->nr_batch_madvise);
+	EXPECT_EQ(1, self->skel->bss->seen_batch_dflt);
+	EXPECT_EQ(0, policy_stat("knobs", "batch_size_clamped"));
+}
+
+/*
+ * More PMDs than a batch holds: batches of 64 (the array's size), then the
+ * rest; the policy sees 80 PMDs left, then 16.
+ */
+TEST(over_64_pmds_in_batches_of_64)
+{
+	struct knobs *skel = knobs_load(NULL, 0);
+	struct bpf_link *link;
+	struct region r;
+
+	ASSERT_NE(NULL, skel);
+	skel->data->batch_pmds = 1000000;
+	link = knobs_attach(skel);
+	ASSERT_NE(NULL, link);
+	ASSERT_EQ(0, region_map(&r, 80));
+	region_fill(&r, NULL);
+	EXPECT_EQ(2, collapse_region(_metadata, &r));
+	EXPECT_EQ(2, skel->bss->nr_batch_madvise);
+	EXPECT_EQ(80, skel->bss->seen_pmds_left);
+	EXPECT_EQ(16, skel->bss->last_pmds_left);
+	EXPECT_EQ(80, policy_stat("knobs", "batch_pmds"));
+	EXPECT_EQ(80, policy_stat("knobs", "collapse_succeeded"));
+	region_unmap(&r);
+	bpf_link__destroy(link);
+	knobs__destroy(skel);
+}
+
+/* No policy: mainline's MADV_COLLAPSE, the write lock once per PMD */
+TEST(no_policy_one_pmd_at_a_time)
+{
+	struct region r;
+
+	ASSERT_EQ(0, region_map(&r, 8));
+	region_fill(&r, NULL);
+	EXPECT_EQ(8, collapse_region(_metadata, &r));
+	region_unmap(&r);
+}
+
+/* A policy without a batch_size hook (numa_local): the same */
+TEST(no_batch_size_hook_one_pmd_at_a_time)
+{
+	char out[4096];
+	struct region r;
+
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load "
+			     "/usr/share/collapse_ext/bpf/numa_local.bpf.o")) TH_LOG("%s", out);
+	ASSERT_EQ(0, region_map(&r, 8));
+	region_fill(&r, NULL);
+	EXPECT_EQ(8, collapse_region(_metadata, &r));
+	EXPECT_EQ(8, policy_stat("numa_local", "collapse_succeeded"));
+	EXPECT_EQ(0, policy_stat("numa_local", "calls_batch_size"));
+	region_unmap(&r);
+	run_cmd(out, sizeof(out), "collapsectl unload numa_local");
 }
 
 #define CG_MARGIN	"ce_batch_margin"
@@ -163,7 +237,7 @@ static int margin_collapse(void *arg)
 
 /*
  * margin_collapse() with room below @knob, under batches of @pmds (0: no
- * policy, the default 8)
+ * policy, one PMD at a time)
  */
 static int margin_collapse_batched(uint64_t cgid, const char *knob, int pmds)
 {
@@ -190,9 +264,9 @@ static int margin_collapse_batched(uint64_t cgid, const char *knob, int pmds)
 
 /*
  * A memcg with room for one new huge page at a time, below memory.max and
- * then below memory.high: collapsing one PMD at a time (6.12) collapses
- * them all without going over memory.high, and so must every batch size,
- * the default included; nothing stays charged.
+ * then below memory.high: collapsing one PMD at a time (6.12, no policy)
+ * collapses them all without going over memory.high, and so must every
+ * batch size; nothing stays charged.
  */
 TEST(memcg_margin_as_one_at_a_time)
 {
@@ -205,14 +279,14 @@ TEST(memcg_margin_as_one_at_a_time)
 	ASSERT_EQ(0, access(CGROOT CG_MARGIN "/memory.max", W_OK));
 	ASSERT_EQ(0, write_str(CGROOT CG_MARGIN "/memory.swap.max", "0"));
 	for (k = 0; k < 2; k++) {
-		one = margin_collapse_batched(cgid, knobs[k], 1);
 		dflt = margin_collapse_batched(cgid, knobs[k], 0);
+		one = margin_collapse_batched(cgid, knobs[k], 1);
 		big = margin_collapse_batched(cgid, knobs[k], 64);
-		TH_LOG("%s: collapsed with batch 1 %d, default %d, batch 64 %d",
-		       knobs[k], one, dflt, big);
-		EXPECT_EQ(MARGIN_PMDS, one);
-		EXPECT_EQ(one, dflt);
-		EXPECT_EQ(one, big);
+		TH_LOG("%s: collapsed with no policy %d, batch 1 %d, batch 64 %d",
+		       knobs[k], dflt, one, big);
+		EXPECT_EQ(MARGIN_PMDS, dflt);
+		EXPECT_EQ(dflt, one);
+		EXPECT_EQ(dflt, big);
 	}
 	EXPECT_EQ(0, cg_remove(CG_MARGIN));
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * pte_limits: the limits a policy leaves are the ones the anon scan, the
- * isolation and khugepaged apply; a veto stops the range; out-of-range
+ * isolation and khugepaged apply; a range beyond them, or vetoed, is
+ * skipped (EBUSY) and the request goes on; out-of-range
  * limits are clamped and counted; thp_scan_exceed_* stay exact.
  */
 #include <errno.h>
@@ -65,17 +66,37 @@ TEST_F(limits, none0_ebusy_none511_collapses)
 	/* MADV_COLLAPSE arrives with "no limit" */
 	EXPECT_EQ(HPAGE_NR, self->skel->bss->seen_none);
 	EXPECT_EQ(CALLER_MADVISE, self->skel->bss->seen_caller);
-	/* As on mainline, MADV_COLLAPSE stops at the first such range. */
-	EXPECT_EQ(1, self->skel->bss->nr_pte_limits);
+	/* a range beyond its limits is skipped: the request goes on */
+	EXPECT_EQ(2, self->skel->bss->nr_pte_limits);
 
 	self->skel->data->set_none = 511;
 	EXPECT_EQ(0, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
 	EXPECT_TRUE(range_is_huge(0, self->r.p, self->r.len));
 	EXPECT_TRUE(region_check(&self->r, skip_seventh));
 	EXPECT_EQ(2, policy_stat("knobs", "collapse_succeeded"));
-	EXPECT_EQ(1, policy_stat("knobs", "failed_exceed_none_pte"));
-	EXPECT_EQ(3, policy_stat("knobs", "ranges_scanned"));
+	EXPECT_EQ(2, policy_stat("knobs", "failed_exceed_none_pte"));
+	EXPECT_EQ(4, policy_stat("knobs", "ranges_scanned"));
 	EXPECT_EQ(1, self->skel->data->last_result);	/* SCAN_SUCCEED */
+}
+
+/*
+ * The policy's max_ptes_none 0 refuses sparse ranges 2 and 5 of 8: the
+ * dense ones after them collapse too, and the call reports EBUSY.
+ */
+TEST_F(limits, limit_skips_a_sparse_range)
+{
+	struct region r;
+
+	ASSERT_EQ(0, region_map(&r, 8));
+	region_fill(&r, sparse_pmds_2_5);
+	self->skel->data->set_none = 0;
+	EXPECT_EQ(-1, madvise(r.p, r.len, MADV_COLLAPSE));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_TRUE(huge_but_pmds_2_5(&r));
+	EXPECT_TRUE(region_check(&r, sparse_pmds_2_5));
+	EXPECT_EQ(8, self->skel->bss->nr_pte_limits);
+	EXPECT_EQ(2, policy_stat("knobs", "failed_exceed_none_pte"));
+	region_unmap(&r);
 }
 
 TEST_F(limits, veto_is_ebusy_and_counted)
@@ -114,6 +135,28 @@ TEST_F(limits, huge_values_clamped)
 	EXPECT_EQ(2, policy_stat("knobs", "limits_clamped"));
 }
 
+/*
+ * Where the limits are khugepaged's (its scans, MADV_F_COLLAPSE_LIMITS),
+ * a policy's answer is clamped to what the sysfs knobs accept, 511: a
+ * range with a page table but no page at all is then beyond
+ * max_ptes_none, never scanned through to a page allocation.
+ */
+TEST_F(limits, sysfs_limits_clamped_to_511)
+{
+	int pidfd = sys_pidfd_open(getpid());
+
+	ASSERT_LE(0, pidfd);
+	region_fill(&self->r, NULL);
+	ASSERT_EQ(0, madvise(self->r.p, HPAGE_SZ, MADV_DONTNEED));
+	self->skel->data->set_none = 100000;
+	EXPECT_EQ(-1, sys_process_madvise(pidfd, self->r.p, HPAGE_SZ,
+					  MADV_COLLAPSE, MADV_F_COLLAPSE_LIMITS));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_EQ(1, policy_stat("knobs", "limits_clamped"));
+	EXPECT_EQ(1, policy_stat("knobs", "failed_exceed_none_pte"));
+	close(pidfd);
+}
+
 TEST_F(limits, process_madvise_limits_arrive)
 {
 	struct thp_settings s = *thp_current_settings();
@@ -150,6 +193,7 @@ TEST_F(limits, max_ptes_shared_with_fork)
 
 	self->skel->data->set_shared = 0;
 	EXPECT_EQ(-1, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
+	EXPECT_EQ(EBUSY, errno);
 	EXPECT_FALSE(range_is_huge(0, self->r.p, self->r.len));
 	EXPECT_LT(exceed, vmstat("thp_scan_exceed_share_pte"));
 
@@ -175,6 +219,7 @@ TEST_F(limits, max_ptes_swap_with_zram)
 
 	self->skel->data->set_swap = 0;
 	EXPECT_EQ(-1, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
+	EXPECT_EQ(EBUSY, errno);
 	EXPECT_FALSE(range_is_huge(0, self->r.p, self->r.len));
 	EXPECT_LT(exceed, vmstat("thp_scan_exceed_swap_pte"));
 

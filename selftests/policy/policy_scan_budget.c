@@ -5,7 +5,7 @@
  * range while the mms of other cgroups are still collapsed; a budget
  * smaller than the mm is honoured across visits (it resumes where it
  * stopped, nothing is skipped forever); answers above what is left of the
- * pass are clamped and counted; the root's pass size still bounds it; link
+ * pass are clamped (no visit scans more) and counted; the root's pass size still bounds it; link
  * updates and cgroup removal while khugepaged runs are safe.
  */
 #include <errno.h>
@@ -192,12 +192,14 @@ TEST_F_TIMEOUT(budget, resume_ends_with_the_policy, 180)
 }
 
 /* More than is left of the pass: clamped, counted, and as good as dflt. */
-TEST_F_TIMEOUT(budget, above_the_pass_clamped_and_counted, 120)
+TEST_F_TIMEOUT(budget, above_the_pass_clamped_and_counted, 200)
 {
+	struct knobs__bss *b = self->skel->bss;
 	long calls0, clamped, calls1;
+	unsigned long long most;
 
-	attach(_metadata, self, 1LL << 30);
-	EXPECT_TRUE(hp_child_wait_huge(&self->child, 60));
+	attach_nr(_metadata, self, 1LL << 30, 4 * NR_PMDS);
+	EXPECT_TRUE(hp_child_wait_huge(&self->child, 120));
 	khugepaged_stop();
 	/* every answer was clamped: read between two reads of the calls */
 	calls0 = policy_stat("budget", "calls_scan_budget");
@@ -206,6 +208,17 @@ TEST_F_TIMEOUT(budget, above_the_pass_clamped_and_counted, 120)
 	EXPECT_LT(0, clamped);
 	EXPECT_LE(calls0, clamped);
 	EXPECT_GE(calls1, clamped);
+	/*
+	 * and honoured: no visit scanned more than the pass, 8 of the
+	 * child's 32 ranges (the policy's own count of its pte_limits calls
+	 * between two scan_budget calls)
+	 */
+	most = b->visit_ranges_max;
+	if (b->nr_pte_limits - b->pte_limits_at_visit > most)
+		most = b->nr_pte_limits - b->pte_limits_at_visit;
+	TH_LOG("at most %llu ranges in one visit", (unsigned long long)most);
+	EXPECT_LT(0, most);
+	EXPECT_GE(NR_PMDS, most);
 }
 
 /* The root's policy sizes the pass; a cgroup's budget lives inside it. */

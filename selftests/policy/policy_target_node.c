@@ -3,9 +3,10 @@
  * target_node: the new huge page comes from the node the policy prefers;
  * -1 and invalid nodes leave the kernel's choice (the latter counted);
  * collapse_ext_node_load() tells the policy where the base pages are. The
- * policy never escapes the owner's cpuset.mems, and a preferred node
- * without a free huge page falls back to the kernel's choice (counted),
- * with the collapse still succeeding.
+ * policy never escapes the owner's cpuset.mems or binding mempolicy (the
+ * vma's, else the task's); khugepaged asks it as MADV_COLLAPSE does; a
+ * preferred node without a free huge page falls back to the kernel's
+ * choice (counted), with the collapse still succeeding.
  */
 #include <errno.h>
 #include <signal.h>
@@ -165,6 +166,51 @@ TEST_F(node, mempolicy_bind_bounds_the_policy)
 	EXPECT_EQ(1, policy_stat("knobs", "target_node_disallowed"));
 	EXPECT_EQ(0, policy_stat("knobs", "target_node_chosen"));
 	region_unmap(&r);
+}
+
+/* A task-wide binding mempolicy (none on the vma) bounds it as well */
+static int collapse_bound_to_node0(void *arg)
+{
+	if (bind_to_node(NULL, 0, 0))
+		return 210;
+	return collapse_report_node(arg);
+}
+
+TEST_F(node, task_mempolicy_bind_bounds_the_policy)
+{
+	self->skel->data->node = 1;
+	EXPECT_EQ(0, run_in_cgroup("", collapse_bound_to_node0, NULL));
+	EXPECT_EQ(1, policy_stat("knobs", "target_node_disallowed"));
+	EXPECT_EQ(0, policy_stat("knobs", "target_node_chosen"));
+	/* without the binding, the same answer is taken */
+	EXPECT_EQ(1, run_in_cgroup("", collapse_report_node, NULL));
+}
+
+/*
+ * khugepaged asks the policy too: base pages on node 0, the policy's node
+ * 1, and the huge page khugepaged makes of them comes from node 1.
+ */
+TEST_F_TIMEOUT(node, khugepaged_asks_the_policy, 120)
+{
+	struct thp_settings s;
+
+	ASSERT_EQ(0, move_to_node(self->r.p, self->r.len, 0));
+	ASSERT_EQ(0, page_node(self->r.p));
+	self->skel->data->node = 1;
+	thp_save_settings();
+	thp_read_settings(&s);
+	thp_push_settings(&s);
+	khugepaged_fast(-1, 8 * HPAGE_NR);
+	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_HUGEPAGE));
+	for (int i = 0; i < 600 && !range_is_huge(0, self->r.p, self->r.len); i++)
+		usleep(100000);
+	madvise(self->r.p, self->r.len, MADV_NOHUGEPAGE);
+	thp_restore_settings();
+	ASSERT_TRUE(range_is_huge(0, self->r.p, self->r.len));
+	EXPECT_TRUE(region_check(&self->r, NULL));
+	EXPECT_EQ(1, page_node(self->r.p));
+	EXPECT_EQ(CALLER_KHUGEPAGED, self->skel->bss->seen_node_caller);
+	EXPECT_EQ(1, policy_stat("knobs", "target_node_chosen"));
 }
 
 /*

@@ -1,0 +1,137 @@
+#!/bin/sh
+# make mutate: break the patched kernel on purpose, one mutation at a time,
+# and check that the tests named for it catch it.
+#
+# Each kernel/mutations/NAME.patch is a small diff against the patched tree
+# (build/linux at HEAD) with a header of its own before the diff:
+#   Guarantee: the hook or guarantee it breaks (one line)
+#   Mutation: what the diff does (one line)
+#   Catch: PROGRAM... (programs of selftests/expected.txt to run on it)
+# For each one, this script resets a scratch worktree of build/linux
+# (build/mutate/linux, built in build/mutate/kobj with build/kobj's
+# .config) to HEAD, applies the diff, rebuilds the kernel incrementally,
+# boots it with the guest of `make initramfs` and runs the named programs
+# (selftests/vm/test). The mutation is caught when that run fails (a case
+# fails, or the kernel reports a problem); it survives when the run
+# passes. The run is kept in build/mutate/NAME/ (test.tap, test.log).
+#
+# Writes build/mutate/table.md, one row per mutation with the cases that
+# failed; run without filters, it also replaces the table between the
+# "mutate:begin"/"mutate:end" markers of README.md. Exits 1 when a mutation
+# survived, did not apply or did not build.
+#
+# Usage: kernel/scripts/mutate.sh [FILTER...]
+#   FILTER   only the mutations whose file name contains one of them
+# Environment: JOBS (make -j), PROG_TIMEOUT (per program in the guest).
+set -eu
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$ROOT/build
+KSRC=$BUILD/linux
+KOBJ=$BUILD/kobj
+MUT=$BUILD/mutate
+WT=$MUT/linux
+MOBJ=$MUT/kobj
+JOBS=${JOBS:-$(nproc)}
+
+if [ ! -f "$KOBJ/arch/x86/boot/bzImage" ] || [ ! -f "$BUILD/vm/initramfs.cpio.gz" ]; then
+	echo "mutate: build the kernel and the guest first: make initramfs" >&2
+	exit 2
+fi
+if [ -n "$(git -C "$KSRC" status --porcelain --untracked-files=no)" ]; then
+	echo "mutate: $KSRC has uncommitted changes: commit them (the mutations apply to HEAD)" >&2
+	exit 2
+fi
+
+mkdir -p "$MUT"
+head=$(git -C "$KSRC" rev-parse HEAD)
+if [ ! -d "$WT/.git" ] && [ ! -f "$WT/.git" ]; then
+	git -C "$KSRC" worktree prune
+	git -C "$KSRC" worktree add -q --detach "$WT" "$head"
+fi
+mkdir -p "$MOBJ"
+cmp -s "$KOBJ/.config" "$MOBJ/.config" || cp "$KOBJ/.config" "$MOBJ/.config"
+
+wanted() {
+	[ $# -le 1 ] && return 0
+	n=$1; shift
+	for f in "$@"; do
+		case "$n" in *"$f"*) return 0 ;; esac
+	done
+	return 1
+}
+
+TABLE=$MUT/table.md
+{
+	echo "| mutation | guarantee | what the diff does | failing cases |"
+	echo "|---|---|---|---|"
+} > "$TABLE"
+status=0 total=0 caught=0
+for m in "$ROOT"/kernel/mutations/*.patch; do
+	[ -f "$m" ] || continue
+	name=$(basename "$m" .patch)
+	wanted "$name" "$@" || continue
+	total=$((total + 1))
+	guarantee=$(sed -n 's/^Guarantee: //p' "$m" | head -n 1)
+	what=$(sed -n 's/^Mutation: //p' "$m" | head -n 1)
+	progs=$(sed -n 's/^Catch: //p' "$m" | head -n 1)
+	out=$MUT/$name
+	rm -rf "$out"
+	mkdir -p "$out"
+	if [ -z "$progs" ]; then
+		echo "mutate: $name: no 'Catch:' line" >&2
+		status=1
+		continue
+	fi
+	git -C "$WT" checkout -q --detach "$head"
+	git -C "$WT" reset -q --hard
+	if ! git -C "$WT" apply "$m" 2>"$out/apply.log"; then
+		echo "mutate: $name: does not apply to the patched tree ($(head -n 1 "$out/apply.log"))" >&2
+		echo "| $name | $guarantee | $what | **does not apply** |" >> "$TABLE"
+		status=1
+		continue
+	fi
+	t0=$(date +%s)
+	if ! make -s -C "$WT" O="$MOBJ" -j"$JOBS" bzImage >"$out/build.log" 2>&1; then
+		echo "mutate: $name: the mutated kernel does not build ($out/build.log)" >&2
+		echo "| $name | $guarantee | $what | **does not build** |" >> "$TABLE"
+		status=1
+		continue
+	fi
+	t1=$(date +%s)
+	# shellcheck disable=SC2086
+	if KERNEL=$MOBJ/arch/x86/boot/bzImage TEST_OUT=$out \
+		"$ROOT/selftests/vm/test" $progs >"$out/test.out" 2>&1; then
+		rc=0
+	else
+		rc=$?
+	fi
+	t2=$(date +%s)
+	failing=$(sed -n 's/^not ok [0-9]* \([^ ]*\).*/\1/p' "$out/test.tap" | sort -u | tr '\n' ' ')
+	grep -q "the kernel reported problems" "$out/test.out" && failing="$failing(kernel problem report)"
+	if [ "$rc" != 0 ]; then
+		caught=$((caught + 1))
+		echo "mutate: $name: caught ($((t1 - t0)) s build, $((t2 - t1)) s test): $failing"
+		echo "| $name | $guarantee | $what | $failing |" >> "$TABLE"
+	else
+		status=1
+		echo "mutate: $name: SURVIVED: $progs passed on it ($out)"
+		echo "| $name | $guarantee | $what | **survived** |" >> "$TABLE"
+	fi
+done
+git -C "$WT" reset -q --hard
+
+echo "mutate: $caught of $total mutations caught; table in $TABLE"
+if [ $# -eq 0 ] && [ "$total" -gt 0 ]; then
+	awk -v t="$TABLE" '
+		/<!-- mutate:begin -->/ { print; while ((getline l < t) > 0) print l; skip = 1; next }
+		/<!-- mutate:end -->/ { skip = 0 }
+		!skip { print }' "$ROOT/README.md" > "$MUT/README.md"
+	if ! grep -q "<!-- mutate:begin -->" "$ROOT/README.md"; then
+		echo "mutate: README.md has no <!-- mutate:begin --> marker: table not written" >&2
+		status=1
+	elif ! cmp -s "$MUT/README.md" "$ROOT/README.md"; then
+		cp "$MUT/README.md" "$ROOT/README.md"
+		echo "mutate: README.md's mutation table updated"
+	fi
+fi
+exit $status
