@@ -157,6 +157,7 @@ run: initramfs
 	@mkdir -p $(BUILD)/run
 	@selftests/vm/run --timeout 1200 --log $(BUILD)/run/console.log \
 		-- /usr/share/collapse_ext/demo.sh
+	@selftests/vm/kernel-problems $(BUILD)/run/console.log
 	@samples/plot_ab.sh $(BUILD)/run/console.log $(BUILD)/run/coverage.png
 
 test: initramfs

@@ -69,8 +69,6 @@ u32 BPF_PROG(adaptive_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 {
 	u64 s = streak;
 
-	if (cctx->caller == COLLAPSE_KHUGEPAGED)
-		return dflt;
 	if (s >= 64)
 		return 64;
 	if (s >= 32)

@@ -3,9 +3,11 @@
  * eager: the fastest huge page coverage.
  *
  * Collapses sparse ranges (max_ptes_none 511: one present page is enough),
- * keeps the kernel's swap and shared limits, and lets khugepaged scan 8
- * times more per pass. Trades memory (up to 511 zero pages per huge page)
- * and khugepaged CPU time for TLB reach.
+ * keeps the kernel's swap and shared limits, lets khugepaged scan 8 times
+ * more per pass (a root-only hook: attached on a child cgroup, pass_size
+ * is not asked) and collapses MADV_COLLAPSE requests in batches of 8 PMDs.
+ * Trades memory (up to 511 zero pages per huge page) and khugepaged CPU
+ * time for TLB reach.
  */
 #include "collapse_ext.bpf.h"
 
@@ -22,10 +24,17 @@ int BPF_PROG(eager_pte_limits, struct collapse_ext_ctx *cctx,
 SEC("struct_ops/batch_size")
 u32 BPF_PROG(eager_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 {
-	/* khugepaged pass: base pages (the kernel clamps to 64x) */
+	return 8;
+}
+
+SEC("struct_ops/pass_size")
+u32 BPF_PROG(eager_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
+{
+	/* base pages (the kernel clamps to 64x pages_to_scan) */
 	return dflt * 8;
 }
 
 COLLAPSE_EXT_OPS(eager,
 	.pte_limits = (void *)eager_pte_limits,
-	.batch_size = (void *)eager_batch_size);
+	.batch_size = (void *)eager_batch_size,
+	.pass_size = (void *)eager_pass_size);

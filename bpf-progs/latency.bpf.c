@@ -18,7 +18,7 @@ char _license[] SEC("license") = "GPL";
 SEC("struct_ops/batch_size")
 u32 BPF_PROG(latency_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 {
-	return cctx->caller == COLLAPSE_KHUGEPAGED ? dflt : 1;
+	return 1;
 }
 
 COLLAPSE_EXT_OPS(latency, .batch_size = (void *)latency_batch_size);

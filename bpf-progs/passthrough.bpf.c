@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * passthrough: answers every question exactly as the kernel would without
- * a policy (limits unchanged, the kernel's node, the default batch, the
- * whole of what is left of khugepaged's pass for every mm).
+ * a policy (limits unchanged, the kernel's node, the default batch of one
+ * PMD, sysfs's khugepaged pass, the whole of what is left of the pass for
+ * every mm).
  *
  * Use it to measure what a policy costs (the hooks are called, nothing
  * changes) and as the regression baseline: the kernel's own khugepaged
@@ -37,8 +38,15 @@ u32 BPF_PROG(passthrough_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)
 	return dflt;
 }
 
+SEC("struct_ops/pass_size")
+u32 BPF_PROG(passthrough_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
+{
+	return dflt;
+}
+
 COLLAPSE_EXT_OPS(passthrough,
 	.pte_limits = (void *)passthrough_pte_limits,
 	.target_node = (void *)passthrough_target_node,
 	.batch_size = (void *)passthrough_batch_size,
-	.scan_budget = (void *)passthrough_scan_budget);
+	.scan_budget = (void *)passthrough_scan_budget,
+	.pass_size = (void *)passthrough_pass_size);

@@ -153,7 +153,7 @@ int cmd_list(int argc, char **argv)
 		return 1;
 	n = snapshot_policies(s, MAX_POLICIES, NULL);
 	if (n < 0)
-		return fail("cannot read %s/policies: %s", CE_SYSFS, strerror(-n));
+		return fail("cannot read %s: %s", CE_SYSFS, strerror(-n));
 	clock_gettime(CLOCK_BOOTTIME, &ts);
 	now = ts.tv_sec + ts.tv_nsec / 1e9;
 	if (json) {

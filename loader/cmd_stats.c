@@ -65,7 +65,7 @@ static const char stats_usage[] =
 "                   null when it has none); with --watch one array per line,\n"
 "                   each object with interval_s and rates {NAME: per second}\n"
 "  --openmetrics    OpenMetrics text: collapse_ext_COUNTER_total{policy,cgroup},\n"
-"                   collapse_ext_failed_total{policy,cgroup,result} and the\n"
+"                   collapse_ext_failed_total{policy,cgroup,reason} and the\n"
 "                   gauges collapse_ext_memory_anon_bytes and\n"
 "                   collapse_ext_memory_anon_thp_bytes\n"
 "  --textfile DIR   write the same metrics (Prometheus text format 0.0.4) to\n"
@@ -306,7 +306,7 @@ int cmd_stats(int argc, char **argv)
 			return 0;
 		n = snapshot_policies(s, MAX_POLICIES, only);
 		if (n < 0)
-			return fail("cannot read %s/policies: %s", CE_SYSFS,
+			return fail("cannot read %s: %s", CE_SYSFS,
 				    strerror(-n));
 		t = now_s();
 		dt = last ? t - last : 0;

@@ -73,7 +73,7 @@ int check_args(int argc, char **argv, int nargs, const char *usage)
 
 bool kernel_supported(void)
 {
-	if (!access(CE_SYSFS "/policies", R_OK))
+	if (!access(CE_SYSFS, R_OK | X_OK))
 		return true;
 	fail("this kernel has no collapse_ext (%s is missing): boot a kernel "
 	     "built with CONFIG_COLLAPSE_EXT=y and the patches in kernel/patches "

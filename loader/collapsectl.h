@@ -38,7 +38,7 @@ struct stat_line {
 	char key[64];
 	unsigned long long val;
 };
-/* Counters of policy @name (its sysfs stats file); count or -errno. */
+/* Counters of policy @name (the files of CE_SYSFS/NAME/stats/); count or -errno. */
 int read_stats(const char *name, struct stat_line *out, int max);
 /* First line of CE_SYSFS/@name/@attr, without its newline; 0 or -errno. */
 int read_attr(const char *name, const char *attr, char *buf, size_t len);

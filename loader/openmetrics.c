@@ -28,15 +28,15 @@ static void label_value(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void labels(FILE *f, const struct policy_snap *s, const char *result)
+static void labels(FILE *f, const struct policy_snap *s, const char *reason)
 {
 	fputs("{policy=", f);
 	label_value(f, s->name);
 	fputs(",cgroup=", f);
 	label_value(f, s->cgroup);
-	if (result) {
-		fputs(",result=", f);
-		label_value(f, result);
+	if (reason) {
+		fputs(",reason=", f);
+		label_value(f, reason);
 	}
 	fputc('}', f);
 }
@@ -94,9 +94,9 @@ static void print_text(FILE *f, const struct policy_snap *s, int n, bool om)
 			}
 		}
 	}
-	/* failed_<result> lines are one counter with a result label. */
+	/* failed_<reason> counters are one counter with a reason label. */
 	family(f, om, "failed", "counter", NULL,
-	       "Collapses that failed, by the kernel's scan result");
+	       "Collapses that failed, by reason");
 	for (i = 0; i < n; i++)
 		for (j = 0; j < s[i].nstats; j++) {
 			const char *key = s[i].stats[j].key;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* collapsectl: the attached policies as the kernel shows them in sysfs. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,38 +53,67 @@ bool policy_name_ok(const char *name)
 	return false;
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/*
+ * The counters of policy @name, one file each in CE_SYSFS/NAME/stats/,
+ * sorted by name. A failed_<reason> counter that is 0 is left out: a
+ * reason shows once it happened.
+ */
 int read_stats(const char *name, struct stat_line *out, int max)
 {
-	char path[256];
+	char path[512], buf[32];
+	struct dirent *d;
 	int n = 0;
-	FILE *f;
+	DIR *dir;
 
 	snprintf(path, sizeof(path), CE_SYSFS "/%s/stats", name);
-	f = fopen(path, "r");
-	if (!f)
+	dir = opendir(path);
+	if (!dir)
 		return -errno;
-	while (n < max && fscanf(f, "%63s %llu", out[n].key, &out[n].val) == 2)
+	while (n < max && (d = readdir(dir))) {
+		char attr[128];
+
+		if (d->d_name[0] == '.' || strlen(d->d_name) >= sizeof(out[n].key))
+			continue;
+		snprintf(attr, sizeof(attr), "stats/%s", d->d_name);
+		if (read_attr(name, attr, buf, sizeof(buf)))
+			continue;
+		snprintf(out[n].key, sizeof(out[n].key), "%s", d->d_name);
+		out[n].val = strtoull(buf, NULL, 10);
+		if (!strncmp(out[n].key, "failed_", 7) && !out[n].val)
+			continue;
 		n++;
-	fclose(f);
+	}
+	closedir(dir);
+	qsort(out, n, sizeof(*out), by_name);
 	return n;
 }
 
+/* The attached policies: the directories of CE_SYSFS, sorted by name. */
 int list_policies(char names[][32], uint64_t *cgids, int max)
 {
-	unsigned long long id;
-	char name[64];
-	int n = 0;
-	FILE *f = fopen(CE_SYSFS "/policies", "r");
+	char buf[32];
+	struct dirent *d;
+	int i, n = 0;
+	DIR *dir = opendir(CE_SYSFS);
 
-	if (!f)
+	if (!dir)
 		return -errno;
-	while (n < max && fscanf(f, "%63s %llu", name, &id) == 2) {
-		snprintf(names[n], 32, "%.31s", name);
-		if (cgids)
-			cgids[n] = id;
-		n++;
+	while (n < max && (d = readdir(dir))) {
+		if (!policy_name_valid(d->d_name) ||
+		    read_attr(d->d_name, "cgroup_id", buf, sizeof(buf)))
+			continue;
+		snprintf(names[n++], 32, "%.31s", d->d_name);
 	}
-	fclose(f);
+	closedir(dir);
+	qsort(names, n, sizeof(names[0]), by_name);
+	for (i = 0; cgids && i < n; i++)
+		cgids[i] = read_attr(names[i], "cgroup_id", buf, sizeof(buf)) ?
+			   0 : strtoull(buf, NULL, 10);
 	return n;
 }
 

@@ -16,7 +16,7 @@
  *
  * Every hook runs under RCU from the collapse paths: keep it short, never
  * sleep. Anything out of range you return is clamped or replaced by the
- * kernel's choice, and counted in /sys/kernel/mm/collapse_ext/NAME/stats.
+ * kernel's choice, and counted in /sys/kernel/mm/collapse_ext/NAME/stats/.
  */
 #include "collapse_ext.bpf.h"
 
@@ -60,9 +60,16 @@ s32 BPF_PROG(template_target_node, struct collapse_ext_ctx *cctx)
 	return most ? (s32)best : COLLAPSE_EXT_ANY_NODE;
 }
 
-/* Once per khugepaged pass: base pages to scan (dflt: pages_to_scan). */
+/* Once per MADV_COLLAPSE batch: PMDs in it (dflt 1: no batching). */
 SEC("struct_ops/batch_size")
 u32 BPF_PROG(template_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
+{
+	return dflt;
+}
+
+/* Once per khugepaged pass, root policy only: base pages to scan. */
+SEC("struct_ops/pass_size")
+u32 BPF_PROG(template_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
 {
 	return dflt;
 }
@@ -77,4 +84,5 @@ COLLAPSE_EXT_OPS(policy_template,
 	.pte_limits = (void *)template_pte_limits,
 	.target_node = (void *)template_target_node,
 	.batch_size = (void *)template_batch_size,
+	.pass_size = (void *)template_pass_size,
 	.collapsed = (void *)template_collapsed);

@@ -196,6 +196,11 @@ wait $vm
 rc=$?
 wait
 took=$(( $(date +%s) - start ))
+# A kernel problem report on the console fails the A/B, whatever it measured
+if ! "$ROOT/selftests/vm/kernel-problems" "$log"; then
+	echo "ab-redis: the kernel reported problems (above; console: $log)" >&2
+	rc=1
+fi
 
 # What collapsectl printed and the CSV, without the console's \r and
 # without kernel messages that may have landed in between.

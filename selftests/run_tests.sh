@@ -10,10 +10,11 @@
 # Every program runs under `timeout` (PROG_TIMEOUT seconds): a hang costs
 # that program, not the run. The runner adds a `not ok` line of its own,
 # `not ok N NAME (reason)`, when a listed program is missing, prints no
-# TAP, times out, exits non-zero after passing cases, or leaves a THP or
-# khugepaged setting changed (the setting is then put back, so the next
-# program starts from the same state). Exit status: 0 when every line is
-# `ok`, 1 otherwise.
+# TAP, times out, exits non-zero after passing cases, leaves a THP or
+# khugepaged setting changed, or leaves other state behind (a /proc/sys/vm
+# sysctl, tracefs events or filters, a cgroup, a bpffs pin, an attached
+# policy): what it can is then put back, so the next program starts from
+# the same state. Exit status: 0 when every line is `ok`, 1 otherwise.
 #
 # Usage: run_tests.sh [-l] [FILTER...]
 #   -l       list the programs and exit
@@ -153,6 +154,55 @@ thp_restore() {
 	done
 }
 
+# What else a program may leave behind, one "WHAT=VALUE" line each: the
+# sysctls of /proc/sys/vm (min_free_kbytes is the kernel's own: THP changes
+# recompute it), tracefs' enabled events, pid filter and event filters,
+# cgroups, bpffs pins and attached collapse_ext policies.
+TRACING=/sys/kernel/tracing
+state_snapshot() {
+	for f in /proc/sys/vm/*; do
+		case "$f" in */min_free_kbytes|*/stat_refresh) continue ;; esac
+		[ -w "$f" ] && [ -r "$f" ] || continue
+		echo "$f=$(tr '\n\t' '  ' < "$f" 2>/dev/null)"
+	done
+	echo "$TRACING/set_event=$(sort "$TRACING/set_event" 2>/dev/null | tr '\n' ' ')"
+	echo "$TRACING/set_event_pid=$(tr '\n' ' ' < "$TRACING/set_event_pid" 2>/dev/null)"
+	grep -L '^none' "$TRACING"/events/*/*/filter 2>/dev/null | sed 's/$/=set/'
+	find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sed 's/$/=cgroup/'
+	find /sys/fs/bpf -mindepth 1 ! -type d 2>/dev/null | sed "s/\$/=pin/"
+	for d in /sys/kernel/mm/collapse_ext/*/; do
+		[ -d "$d" ] && echo "${d%/}=policy"
+	done
+}
+
+# Undo what changed since snapshot $1 where it can, and print it: sysctls
+# written back, tracing reset, cgroups removed (deepest first), pins
+# removed (a pinned policy goes with its pin).
+state_restore() {
+	state_snapshot > "$STATE/state.now"
+	awk -F= 'NR == FNR { was[$1] = $2; next }
+		 !($1 in was) || was[$1] != $2 { print $1 "=" was[$1] "=" $2 }' \
+		"$1" "$STATE/state.now" | sort -r |
+	while IFS='=' read -r f was now; do
+		case "$now" in
+		cgroup) rmdir "$f" 2>/dev/null; echo "cgroup ${f#/sys/fs/cgroup/}" ;;
+		pin) rm -f "$f" 2>/dev/null; echo "pin ${f#/sys/fs/bpf/}" ;;
+		policy) echo "policy ${f##*/} attached" ;;
+		*)
+			case "$f" in
+			*/filter) echo 0 > "$f"; echo "tracefs filter ${f#"$TRACING"/events/}" ;;
+			*/set_event_pid) : > "$f"; echo "tracefs set_event_pid $now" ;;
+			*/set_event)
+				: > "$f"
+				for e in $was; do echo "$e" >> "$f"; done
+				echo "tracefs events $now" ;;
+			*) echo "$was" > "$f"; echo "${f#/proc/sys/}: $was -> $now" ;;
+			esac
+			;;
+		esac
+	done
+}
+
 # Kill what is left of unit $1 (label $2): every process that inherited
 # its marker RUN_TESTS_UNIT=u$1x, except timeout's own watcher.
 sweep() {
@@ -223,6 +273,7 @@ fi
 echo "TAP version 13"
 echo "# order: $ORDER, timeout ${PROG_TIMEOUT}s per program"
 thp_snapshot > "$STATE/thp.start"
+state_snapshot > "$STATE/state.start"
 id=0
 units > "$STATE/units"
 while read -r name case; do
@@ -264,6 +315,10 @@ while read -r name case; do
 	changed=$(thp_restore "$STATE/thp.start")
 	if [ -n "$changed" ]; then
 		notok "left THP settings changed (put back): $(echo "$changed" | paste -sd";" -)"
+	fi
+	left=$(state_restore "$STATE/state.start")
+	if [ -n "$left" ]; then
+		notok "left state behind (cleaned up): $(echo "$left" | paste -sd";" -)"
 	fi
 	echo "$n" > "$STATE/n"
 done < "$STATE/units"

@@ -106,7 +106,9 @@ for m in "$ROOT"/kernel/mutations/*.patch; do
 		rc=$?
 	fi
 	t2=$(date +%s)
-	failing=$(sed -n 's/^not ok [0-9]* \([^ ]*\).*/\1/p' "$out/test.tap" | sort -u | tr '\n' ' ')
+	# "not ok N PROGRAM: CASE ..." -> "PROGRAM: CASE", one per case
+	failing=$(sed -n 's/^not ok [0-9]* \([^:]*: [^ ]*\).*/\1/p' "$out/test.tap" |
+		  sort -u | paste -sd';' - | sed 's/;/; /g')
 	grep -q "the kernel reported problems" "$out/test.out" && failing="$failing(kernel problem report)"
 	if [ "$rc" != 0 ]; then
 		caught=$((caught + 1))

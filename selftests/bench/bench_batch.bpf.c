@@ -9,7 +9,7 @@ const volatile u32 batch_pmds = 8;
 SEC("struct_ops/batch_size")
 u32 BPF_PROG(bench_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 {
-	return cctx->caller == COLLAPSE_KHUGEPAGED ? dflt : batch_pmds;
+	return batch_pmds;
 }
 
 COLLAPSE_EXT_OPS(bench_batch, .batch_size = (void *)bench_batch_size);

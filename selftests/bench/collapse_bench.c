@@ -14,6 +14,9 @@
  *   collapse_bench batch [--mb N] [--reps N]   batch sizes 1, 8, 64, each
  *       yielding the mmap lock to waiters and not: time per GiB, and the
  *       latency of a writer (mmap+touch) and a reader (fault) beside it
+ *   collapse_bench batch-remote [--mb N] [--reps N]   batch sizes 1, 8 and
+ *       64 for a remote agent: one process_madvise() over a live target's
+ *       64 vmas; the agent's time per GiB, the target's reads meanwhile
  *   collapse_bench khugepaged [--mb N] [--reps N]   time to 90% coverage:
  *       default, eager, pages_to_scan x8
  *   collapse_bench khugepaged-stalls [--mb N] [--reps N]   the writer's
@@ -29,11 +32,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -172,7 +179,7 @@ static int hook_sample(const struct hook_case *c, int rep)
  */
 static int hooks(void)
 {
-	bool patched = !access(CE_SYSFS "policies", F_OK);
+	bool patched = !access(CE_SYSFS, F_OK);
 	int order[NR_HOOK_CASES], r, i, n = 0;
 	double t;
 
@@ -315,29 +322,44 @@ static void print_cdf(const char *cfg, const char *side, struct prober *p)
 }
 
 /*
+ * The bench_batch policy at the root, answering @pmds (1: mainline's one
+ * PMD at a time); NULL when it cannot attach (the case then aborts).
+ */
+static struct bench_batch *batch_attach(unsigned int pmds, bool no_yield,
+					struct bpf_link **link)
+{
+	struct bench_batch *skel = bench_batch__open();
+
+	if (!skel)
+		return NULL;
+	skel->rodata->batch_pmds = pmds;
+	if (ops_data_set_u64(skel->obj, skel->maps.bench_batch, "flags",
+			     no_yield ? COLLAPSE_EXT_OPS_NO_YIELD : 0) ||
+	    bench_batch__load(skel) ||
+	    !(*link = bpf_map__attach_struct_ops(skel->maps.bench_batch))) {
+		fprintf(stderr, "collapse_bench: cannot attach the batch policy\n");
+		bench_batch__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+/*
  * One MADV_COLLAPSE of mb MiB with batches of @pmds, yielding the mmap
  * lock to waiters or not (COLLAPSE_EXT_OPS_NO_YIELD), the probers beside it.
  */
 static int batch_sample(unsigned int pmds, bool no_yield, int rep, bool report)
 {
 	static struct probed pb;
-	struct bench_batch *skel = bench_batch__open();
+	struct bench_batch *skel;
 	struct bpf_link *link;
 	char cfg[32];
 	double s;
 	bool ok;
 
+	skel = batch_attach(pmds, no_yield, &link);
 	if (!skel)
 		return 1;
-	skel->rodata->batch_pmds = pmds;
-	if (ops_data_set_u64(skel->obj, skel->maps.bench_batch, "flags",
-			     no_yield ? COLLAPSE_EXT_OPS_NO_YIELD : 0) ||
-	    bench_batch__load(skel) ||
-	    !(link = bpf_map__attach_struct_ops(skel->maps.bench_batch))) {
-		fprintf(stderr, "collapse_bench: cannot attach the batch policy\n");
-		bench_batch__destroy(skel);
-		return 1;
-	}
 	if (probed_start(&pb))
 		return 1;
 	usleep(100000);
@@ -384,6 +406,137 @@ static int batch(void)
 		shuffle(order, 6);
 		for (i = 0; i < 6; i++)
 			if (batch_sample(sizes[order[i] / 2], order[i] % 2, r, true))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * A remote agent sweeping a live heap, where batching should help if
+ * anywhere: a child maps mb MiB in small pages across 64 vmas and keeps
+ * reading them; this process collapses them all with one
+ * process_madvise(MADV_COLLAPSE) call (one iovec per vma) under batches of
+ * @pmds. Reported: the agent's time per GiB, and the target's reads per
+ * second meanwhile.
+ */
+#define REMOTE_VMAS	64
+
+struct remote_target {
+	char *volatile p[REMOTE_VMAS];
+	volatile long reads;
+	volatile int ready, stop;
+};
+
+static int remote_target(struct remote_target *t, size_t vma_len)
+{
+	unsigned int seed = 1;
+	int i;
+
+	for (i = 0; i < REMOTE_VMAS; i++) {
+		/* PROT_EXEC differs between neighbours: no vma merging */
+		char *m = mmap(NULL, vma_len + HPAGE_SZ, PROT_READ | PROT_WRITE |
+			       (i % 2 ? PROT_EXEC : 0),
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			return 1;
+		m = (char *)(((uintptr_t)m + HPAGE_SZ - 1) & ~(HPAGE_SZ - 1));
+		for (size_t off = 0; off < vma_len; off += PAGE_SZ)
+			m[off] = 1;
+		t->p[i] = m;
+	}
+	t->ready = 1;
+	while (!t->stop) {
+		size_t off = (size_t)rand_r(&seed) % (vma_len / PAGE_SZ) * PAGE_SZ;
+
+		(void)*(volatile char *)(t->p[rand_r(&seed) % REMOTE_VMAS] + off);
+		t->reads++;
+	}
+	return 0;
+}
+
+static int remote_sample(unsigned int pmds, int rep, bool report)
+{
+	size_t vma_len = ((mb << 20) / REMOTE_VMAS) & ~(HPAGE_SZ - 1);
+	struct iovec iov[REMOTE_VMAS];
+	struct bench_batch *skel = NULL;
+	struct bpf_link *link = NULL;
+	struct remote_target *t;
+	int pidfd, i, ret = 1;
+	long reads;
+	double s;
+	bool ok;
+	pid_t pid;
+
+	if (vma_len < HPAGE_SZ) {
+		fprintf(stderr, "collapse_bench: batch-remote needs --mb >= %d\n",
+			REMOTE_VMAS * 2);
+		return 1;
+	}
+	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
+		return 1;
+	memset(t, 0, sizeof(*t));
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (!pid)
+		_exit(remote_target(t, vma_len));
+	for (i = 0; i < 3000 && !t->ready; i++)
+		usleep(10000);
+	pidfd = sys_pidfd_open(pid);
+	if (t->ready && pidfd >= 0)
+		skel = batch_attach(pmds, false, &link);
+	if (!skel)
+		goto out;
+	for (i = 0; i < REMOTE_VMAS; i++) {
+		iov[i].iov_base = t->p[i];
+		iov[i].iov_len = vma_len;
+	}
+	usleep(100000);
+	reads = t->reads;
+	s = now();
+	ok = syscall(SYS_process_madvise, pidfd, iov, REMOTE_VMAS, MADV_COLLAPSE,
+		     0) == (long)(vma_len * REMOTE_VMAS);
+	s = now() - s;
+	reads = t->reads - reads;
+	if (!ok)
+		fprintf(stderr, "collapse_bench: process_madvise, batch %u: %s\n",
+			pmds, strerror(errno));
+	if (report)
+		printf("BENCH {\"bench\": \"batch_remote\", \"batch\": %u, "
+		       "\"rep\": %d, \"mib\": %zu, \"vmas\": %d, \"ok\": %d, "
+		       "\"s_per_gib\": %.4f, \"target_mreads_s\": %.3f, "
+		       "\"batches\": %ld}\n", pmds, rep,
+		       vma_len * REMOTE_VMAS >> 20, REMOTE_VMAS, ok,
+		       s * (1 << 30) / (vma_len * REMOTE_VMAS), reads / s / 1e6,
+		       policy_stat("bench_batch", "batches"));
+	bpf_link__destroy(link);
+	bench_batch__destroy(skel);
+	ret = 0;
+out:
+	t->stop = 1;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (pidfd >= 0)
+		close(pidfd);
+	munmap(t, sizeof(*t));
+	return ret;
+}
+
+/* Batch sizes 1, 8 and 64 for the remote agent, in random order per rep */
+static int batch_remote(void)
+{
+	static const unsigned int sizes[] = { 1, 8, 64 };
+	int order[3] = { 0, 1, 2 }, r, i;
+
+	if (remote_sample(8, -1, false))		/* warm up */
+		return 1;
+	for (r = 0; r < reps; r++) {
+		shuffle(order, 3);
+		for (i = 0; i < 3; i++)
+			if (remote_sample(sizes[order[i]], r, true))
 				return 1;
 	}
 	return 0;
@@ -720,8 +873,8 @@ int main(int argc, char **argv)
 	int c;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: collapse_bench hooks|batch|khugepaged|"
-			"khugepaged-stalls|khugepaged-cgroups|memcpy "
+		fprintf(stderr, "usage: collapse_bench hooks|batch|batch-remote|"
+			"khugepaged|khugepaged-stalls|khugepaged-cgroups|memcpy "
 			"[--mb N] [--reps N]\n");
 		return 2;
 	}
@@ -744,6 +897,8 @@ int main(int argc, char **argv)
 		return hooks();
 	if (!strcmp(argv[1], "batch"))
 		return batch();
+	if (!strcmp(argv[1], "batch-remote"))
+		return batch_remote();
 	if (!strcmp(argv[1], "khugepaged"))
 		return khugepaged();
 	if (!strcmp(argv[1], "khugepaged-stalls"))

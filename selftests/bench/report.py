@@ -248,6 +248,39 @@ def batch(res, out):
     out.append("")
 
 
+def batch_remote(res, out):
+    sel = res.select(bench="batch_remote")
+    if not sel:
+        return
+    sizes = sorted({s["batch"] for s in sel})
+    n = len(res.values("s_per_gib", bench="batch_remote", batch=sizes[0]))
+    out.append(f"**Batching for a remote agent** (one process_madvise(MADV_COLLAPSE) over "
+               f"a live target's {sel[0]['vmas']} vmas, {sel[0]['mib']} MiB in all, while the "
+               "target keeps reading them; batch 1 is mainline's path; median [95% CI] of "
+               f"{n} reps, the sizes in random order each rep, after a warm-up):\n")
+    out.append("| batch | agent s/GiB | target reads (M/s) | failed |")
+    out.append("|---|---|---|---|")
+    for b in sizes:
+        kw = {"bench": "batch_remote", "batch": b}
+        out.append(f"| {b} | {with_ci(res.values('s_per_gib', **kw), 3)} | "
+                   f"{with_ci(res.values('target_mreads_s', **kw), 3)} | {res.failed(**kw)} |")
+    out.append("")
+    b1 = {"bench": "batch_remote", "batch": 1}
+    for b in sizes:
+        if b == 1:
+            continue
+        bb = {"bench": "batch_remote", "batch": b}
+        for what, key, more, less in (("agent time per GiB", "s_per_gib", "slower", "faster"),
+                                      ("target reads meanwhile", "target_mreads_s", "more", "fewer")):
+            r = paired_by_rep(res, key, bb, b1)
+            if not r:
+                continue
+            m, lo, hi, _ = median_ci(r)
+            out.append(f"- batch {b} vs batch 1, {what}: ratio {m:.2f}, "
+                       f"{verdict(m, lo, hi, more, less, n=len(r))} (paired by rep)")
+    out.append("")
+
+
 def khugepaged(res, out):
     cases = ["default", "eager", "pages_to_scan_x8"]
     sel = res.select(bench="khugepaged")
@@ -388,6 +421,7 @@ def report(doc):
                    "`make bench-readme`.\n")
     hooks(res, out)
     batch(res, out)
+    batch_remote(res, out)
     khugepaged(res, out)
     khugepaged_stalls(res, out)
     khugepaged_cgroups(res, out)

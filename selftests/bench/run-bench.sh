@@ -28,6 +28,11 @@ boot() {
 		tail -n 20 "$OUT/$label.log" >&2
 		exit 1
 	}
+	# a kernel problem report invalidates the numbers
+	"$HERE/../vm/kernel-problems" "$OUT/$label.log" || {
+		echo "run-bench: $label: the kernel reported problems; see $OUT/$label.log" >&2
+		exit 1
+	}
 	tr -d '\r' < "$OUT/$label.log" | sed -n "s/^BENCH {/{\"kernel\": \"$label\", /p" >> "$OUT/lines"
 	tr -d '\r' < "$OUT/$label.log" | sed -n 's/^SERIES //p' >> "$OUT/series"
 	tr -d '\r' < "$OUT/$label.log" | sed -n 's/^LAT //p' >> "$OUT/latencies"
@@ -44,6 +49,7 @@ if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
 	boot unpatched-icount "$BASE" "$ICOUNT" collapse_bench hooks --mb "$MB" --reps "$IREPS"
 	boot patched-icount "$PATCHED" "$ICOUNT" collapse_bench hooks --mb "$MB" --reps "$IREPS"
 	boot patched-batch "$PATCHED" "" collapse_bench batch --mb 512 --reps "$REPS"
+	boot patched-batch-remote "$PATCHED" "" collapse_bench batch-remote --mb 512 --reps "$REPS"
 	boot patched-khugepaged "$PATCHED" "" collapse_bench khugepaged --mb "$MB" --reps "$REPS"
 	boot patched-khugepaged-stalls "$PATCHED" "" collapse_bench khugepaged-stalls --mb "$MB" --reps "$REPS"
 	boot patched-khugepaged-cgroups "$PATCHED" "" collapse_bench khugepaged-cgroups --reps "$REPS"

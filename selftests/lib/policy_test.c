@@ -2,6 +2,7 @@
 /* Helpers for the collapse_ext policy selftests; see policy_test.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,41 +17,32 @@
 
 long policy_stat(const char *policy, const char *key)
 {
-	char path[256], k[128];
-	long v, ret = -1;
-	FILE *f;
+	char path[256];
 
-	snprintf(path, sizeof(path), CE_SYSFS "%s/stats", policy);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fscanf(f, "%127s %ld", k, &v) == 2) {
-		if (!strcmp(k, key)) {
-			ret = v;
-			break;
-		}
-	}
-	fclose(f);
-	/* Per-result failures are only listed once they happen. */
-	if (ret < 0 && !strncmp(key, "failed_", 7))
-		ret = 0;
-	return ret;
+	snprintf(path, sizeof(path), CE_SYSFS "%s/stats/%s", policy, key);
+	return read_num(path);
 }
 
 bool policy_attached(const char *policy)
 {
-	char name[64];
-	unsigned long long id;
-	bool found = false;
-	FILE *f = fopen(CE_SYSFS "policies", "r");
+	char path[256];
 
-	if (!f)
-		return false;
-	while (fscanf(f, "%63s %llu", name, &id) == 2)
-		if (!strcmp(name, policy))
-			found = true;
-	fclose(f);
-	return found;
+	snprintf(path, sizeof(path), CE_SYSFS "%s/cgroup_id", policy);
+	return !access(path, F_OK);
+}
+
+long cg_current_kb(const char *path)
+{
+	char file[256];
+	long v;
+
+	snprintf(file, sizeof(file), CGROOT "%s/memory.current", path);
+	v = read_num(file);
+	if (v < 0) {
+		fprintf(stderr, "# cannot read %s\n", file);
+		return LONG_MAX;
+	}
+	return v / 1024;
 }
 
 uint64_t cg_id(const char *path)

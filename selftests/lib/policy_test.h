@@ -28,10 +28,17 @@ typedef __s32 s32;
 #define EXIT_CGROUP_REMOVED	2
 #define EXIT_SWAPPED		3
 
-/* A counter of /sys/kernel/mm/collapse_ext/POLICY/stats, -1 if absent. */
+/* /sys/kernel/mm/collapse_ext/POLICY/stats/KEY, -1 if absent. */
 long policy_stat(const char *policy, const char *key);
-/* Is POLICY listed in /sys/kernel/mm/collapse_ext/policies? */
+/* Is POLICY attached (its directory in /sys/kernel/mm/collapse_ext/)? */
 bool policy_attached(const char *policy);
+
+/*
+ * memory.current of cgroup PATH in kB; LONG_MAX (and a diagnostic) when it
+ * cannot be read, so that "nothing left charged" checks fail rather than
+ * pass on a read error.
+ */
+long cg_current_kb(const char *path);
 
 /* Create /sys/fs/cgroup/PATH (parents must exist) and return its id. */
 int cg_create(const char *path, uint64_t *id);

@@ -88,7 +88,7 @@ TEST_F(ctl, load_outlives_loader_and_unload_detaches)
 	EXPECT_TRUE(policy_attached("frugal"));
 	/* a new process, after the loader exited, is governed by it */
 	EXPECT_EQ(EBUSY, run_in_cgroup("", sparse_collapse, NULL));
-	EXPECT_EQ(1, policy_stat("frugal", "failed_exceed_none_pte"));
+	EXPECT_EQ(1, policy_stat("frugal", "failed_none_limit"));
 
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl list"));
 	EXPECT_NE(NULL, strstr(out, "frugal"));
@@ -163,7 +163,7 @@ TEST_F_TIMEOUT(ctl, swap_has_no_gap, 180)
 	TH_LOG("%ld MADV_COLLAPSE calls during 5 swaps", before);
 	/* the child really collapsed while the swaps happened, each refused */
 	EXPECT_LT(0, before);
-	EXPECT_LE(calls[0], policy_stat("frugal", "failed_exceed_none_pte"));
+	EXPECT_LE(calls[0], policy_stat("frugal", "failed_none_limit"));
 	EXPECT_EQ(5, policy_stat("frugal", "swaps"));
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl swap nosuch " BPF "frugal.bpf.o"));
 	EXPECT_NE(NULL, strstr(out, "no policy named 'nosuch'"));
@@ -351,7 +351,7 @@ TEST_F_TIMEOUT(ctl, ab_prints_both_and_cleans_up, 180)
 	EXPECT_NE(NULL, strstr(out, "difference"));
 	EXPECT_NE(NULL, strstr(out, "run A: "));
 	/* frugal refused the sparse ranges, eager collapsed them */
-	ASSERT_TRUE(table_row(out, "failed_exceed_none_pte", &a, &b)) TH_LOG("%s", out);
+	ASSERT_TRUE(table_row(out, "failed_none_limit", &a, &b)) TH_LOG("%s", out);
 	EXPECT_LT(0, a);
 	EXPECT_EQ(0, b);
 	ASSERT_TRUE(table_row(out, "collapse_succeeded", &a, &b));

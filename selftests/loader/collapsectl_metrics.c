@@ -86,7 +86,7 @@ TEST_F(metrics, openmetrics_textfile_json)
 	EXPECT_EQ(policy_stat("pass_m", "collapse_succeeded"), v) TH_LOG("%s", out);
 	EXPECT_LT(0, v);
 	EXPECT_EQ(0, sample(out, "collapse_succeeded", odd)) TH_LOG("%s", out);
-	snprintf(failed, sizeof(failed), "%s,result=\"exceed_none_pte\"", odd);
+	snprintf(failed, sizeof(failed), "%s,reason=\"none_limit\"", odd);
 	EXPECT_EQ(1, sample(out, "failed", failed)) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "# TYPE collapse_ext_calls_pte_limits counter\n"));
 	EXPECT_NE(NULL, strstr(out, "# UNIT collapse_ext_memory_anon_bytes bytes\n"));

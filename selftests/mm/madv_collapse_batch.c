@@ -29,15 +29,6 @@ static bool holes(size_t page)
 	return page % HPAGE_NR == 3 || (page / HPAGE_NR % 5 == 4 && page % HPAGE_NR);
 }
 
-/* memory.current of cgroup @cg in kB */
-static long cg_current_kb(const char *cg)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), CGROOT "%s/memory.current", cg);
-	return read_num(path) / 1024;
-}
-
 static long meminfo_kb(const char *key)
 {
 	char k[64];

@@ -20,7 +20,7 @@ s32 init_ret;
 u64 spin_ns;			/* pte_limits busy-waits this long */
 
 /* What the kernel asked. */
-u64 nr_pte_limits, nr_target_node, nr_batch_size, nr_collapsed, nr_init;
+u64 nr_pte_limits, nr_target_node, nr_batch_size, nr_pass_size, nr_collapsed, nr_init;
 u32 seen_none, seen_swap, seen_shared, seen_caller, seen_flags, seen_is_file;
 u64 seen_cgroup_id, seen_owner_cgroup_id;
 u32 seen_dflt, seen_load0, seen_load1, seen_node_caller;
@@ -100,14 +100,20 @@ SEC("struct_ops/batch_size")
 u32 BPF_PROG(knobs_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 {
 	nr_batch_size++;
-	if (cctx->caller != 0) {	/* MADV_COLLAPSE */
+	/* MADV_COLLAPSE only: the khugepaged pass asks pass_size */
+	if (cctx->caller != COLLAPSE_KHUGEPAGED)
 		nr_batch_madvise++;
-		seen_batch_dflt = dflt;
-		if (!seen_pmds_left)
-			seen_pmds_left = cctx->pmds_left;
-		last_pmds_left = cctx->pmds_left;
-		return batch_pmds == KEEP ? dflt : batch_pmds;
-	}
+	seen_batch_dflt = dflt;
+	if (!seen_pmds_left)
+		seen_pmds_left = cctx->pmds_left;
+	last_pmds_left = cctx->pmds_left;
+	return batch_pmds == KEEP ? dflt : batch_pmds;
+}
+
+SEC("struct_ops/pass_size")
+u32 BPF_PROG(knobs_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
+{
+	nr_pass_size++;
 	seen_dflt = dflt;
 	return pass_pages == KEEP ? dflt : pass_pages;
 }
@@ -158,6 +164,7 @@ COLLAPSE_EXT_OPS(knobs,
 	.pte_limits = (void *)knobs_pte_limits,
 	.target_node = (void *)knobs_target_node,
 	.batch_size = (void *)knobs_batch_size,
+	.pass_size = (void *)knobs_pass_size,
 	.scan_budget = (void *)knobs_scan_budget,
 	.collapsed = (void *)knobs_collapsed,
 	.init = (void *)knobs_init,

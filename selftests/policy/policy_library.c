@@ -77,7 +77,7 @@ TEST(every_policy_loads)
 TEST(frugal_refuses_what_eager_collapses)
 {
 	EXPECT_EQ(EBUSY, sparse_collapse_under("frugal", 2));
-	EXPECT_LT(0, policy_stat("frugal", "failed_exceed_none_pte"));
+	EXPECT_LT(0, policy_stat("frugal", "failed_none_limit"));
 	unload("frugal");
 	EXPECT_EQ(0, sparse_collapse_under("eager", 2));
 	EXPECT_EQ(2, policy_stat("eager", "collapse_succeeded"));
@@ -180,7 +180,7 @@ TEST(adaptive_stops_on_failing_range)
 	EXPECT_EQ(-1, madvise(r.p, r.len, MADV_COLLAPSE));
 	EXPECT_EQ(EBUSY, errno);
 	EXPECT_EQ(1, policy_stat("adaptive", "vetoes"));
-	EXPECT_EQ(3, policy_stat("adaptive", "failed_not_suitable_page_count"));
+	EXPECT_EQ(3, policy_stat("adaptive", "failed_busy_page"));
 	close(pfd[0]);
 	close(pfd[1]);
 	unload("adaptive");
@@ -252,7 +252,7 @@ TEST_F(remote_limits, applies_khugepaged_limits)
 	EXPECT_EQ(EBUSY, remote_collapse(&t, 0));
 	EXPECT_FALSE(range_is_huge(t.pid, t.p, t.len));
 	/* a range beyond the limits is skipped: both were tried */
-	EXPECT_EQ(2, policy_stat("remote_limits", "failed_exceed_none_pte"));
+	EXPECT_EQ(2, policy_stat("remote_limits", "failed_none_limit"));
 	/* With the flag the request asked for those limits itself */
 	EXPECT_EQ(EBUSY, remote_collapse(&t, MADV_F_COLLAPSE_LIMITS));
 	target_stop(&t);

@@ -152,7 +152,7 @@ TEST(names_sysfs_cannot_hold_einval)
 		link = knobs_attach(skel);
 
 		EXPECT_NE(NULL, link) TH_LOG("name '%s'", good[i]);
-		snprintf(path, sizeof(path), CE_SYSFS "%s/stats", good[i]);
+		snprintf(path, sizeof(path), CE_SYSFS "%s/stats/ranges_scanned", good[i]);
 		EXPECT_EQ(0, access(path, R_OK)) TH_LOG("%s", path);
 		bpf_link__destroy(link);
 		knobs__destroy(skel);

@@ -74,7 +74,7 @@ TEST_F(limits, none0_ebusy_none511_collapses)
 	EXPECT_TRUE(range_is_huge(0, self->r.p, self->r.len));
 	EXPECT_TRUE(region_check(&self->r, skip_seventh));
 	EXPECT_EQ(2, policy_stat("knobs", "collapse_succeeded"));
-	EXPECT_EQ(2, policy_stat("knobs", "failed_exceed_none_pte"));
+	EXPECT_EQ(2, policy_stat("knobs", "failed_none_limit"));
 	EXPECT_EQ(4, policy_stat("knobs", "ranges_scanned"));
 	EXPECT_EQ(1, self->skel->data->last_result);	/* SCAN_SUCCEED */
 }
@@ -95,7 +95,7 @@ TEST_F(limits, limit_skips_a_sparse_range)
 	EXPECT_TRUE(huge_but_pmds_2_5(&r));
 	EXPECT_TRUE(region_check(&r, sparse_pmds_2_5));
 	EXPECT_EQ(8, self->skel->bss->nr_pte_limits);
-	EXPECT_EQ(2, policy_stat("knobs", "failed_exceed_none_pte"));
+	EXPECT_EQ(2, policy_stat("knobs", "failed_none_limit"));
 	region_unmap(&r);
 }
 
@@ -107,7 +107,7 @@ TEST_F(limits, veto_is_ebusy_and_counted)
 	EXPECT_EQ(EBUSY, errno);
 	EXPECT_FALSE(range_is_huge(0, self->r.p, self->r.len));
 	EXPECT_EQ(2, policy_stat("knobs", "vetoes"));
-	EXPECT_EQ(2, policy_stat("knobs", "failed_policy_veto"));
+	EXPECT_EQ(2, policy_stat("knobs", "failed_veto"));
 	EXPECT_EQ(0, policy_stat("knobs", "ranges_scanned"));
 }
 
@@ -122,7 +122,7 @@ TEST_F(limits, veto_keeps_pmd_mapped_a_success)
 		TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(2, policy_stat("knobs", "vetoes"));
 	EXPECT_EQ(2, policy_stat("knobs", "already_huge"));
-	EXPECT_EQ(0, policy_stat("knobs", "failed_policy_veto"));
+	EXPECT_EQ(0, policy_stat("knobs", "failed_veto"));
 }
 
 TEST_F(limits, huge_values_clamped)
@@ -153,7 +153,7 @@ TEST_F(limits, sysfs_limits_clamped_to_511)
 					  MADV_COLLAPSE, MADV_F_COLLAPSE_LIMITS));
 	EXPECT_EQ(EBUSY, errno);
 	EXPECT_EQ(1, policy_stat("knobs", "limits_clamped"));
-	EXPECT_EQ(1, policy_stat("knobs", "failed_exceed_none_pte"));
+	EXPECT_EQ(1, policy_stat("knobs", "failed_none_limit"));
 	close(pidfd);
 }
 
@@ -325,7 +325,7 @@ TEST_F_TIMEOUT(limits, khugepaged_pass_size, 180)
 	EXPECT_TRUE(wait_full_scans(10));
 	self->skel->data->pass_pages = 1 << 30;
 	EXPECT_TRUE(wait_full_scans(10));
-	EXPECT_LE(2, policy_stat("knobs", "batch_size_clamped"));
+	EXPECT_LE(2, policy_stat("knobs", "pass_size_clamped"));
 	madvise(self->r.p, self->r.len, MADV_NOHUGEPAGE);
 }
 
@@ -341,7 +341,7 @@ TEST_F_TIMEOUT(limits, pass_size_below_a_pmd_unchanged, 180)
 	EXPECT_EQ(64, self->skel->bss->seen_dflt);
 	EXPECT_LT(0, passes);
 	EXPECT_EQ(64 * passes, pages);
-	EXPECT_EQ(0, policy_stat("knobs", "batch_size_clamped"));
+	EXPECT_EQ(0, policy_stat("knobs", "pass_size_clamped"));
 	madvise(self->r.p, self->r.len, MADV_NOHUGEPAGE);
 }
 
