@@ -82,7 +82,7 @@ for m in "$ROOT"/kernel/mutations/*.patch; do
 		status=1
 		continue
 	fi
-	git -C "$WT" checkout -q --detach "$head"
+	git -C "$WT" checkout -q -f --detach "$head"
 	git -C "$WT" reset -q --hard
 	if ! git -C "$WT" apply "$m" 2>"$out/apply.log"; then
 		echo "mutate: $name: does not apply to the patched tree ($(head -n 1 "$out/apply.log"))" >&2

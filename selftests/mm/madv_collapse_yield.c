@@ -8,13 +8,16 @@
  * PMDs; with NO_YIELD it never yields. A writer
  * hammering the lock (mmap/munmap next to the range; mprotect splits,
  * MADV_NOHUGEPAGE and mremap away and back inside it) during 64-PMD
- * batches changes nothing of the contents.
+ * batches changes nothing of the contents. A fatal signal while a batch
+ * waits to take the lock back ends it cleanly.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -344,6 +347,132 @@ TEST_F_TIMEOUT(yield, writer_hammer_keeps_contents, 300)
 	EXPECT_EQ(0, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
 	EXPECT_TRUE(range_is_huge(0, self->r.p, self->r.len));
 	EXPECT_TRUE(region_check(&self->r, NULL));
+}
+
+/*
+ * A fatal signal while a yielding batch waits to take the mmap lock back
+ * ends the request there (-EINTR) with the lock released once and the
+ * batch's pages freed. A child collapses 64 PMDs while a thread of its own
+ * keeps mprotect()ing a populated 64 MiB region (long write-lock holds, so
+ * the batch yields and then waits); the parent kills it mid-collapse, 20
+ * times. Every child must be gone within 20 s (a lock released twice
+ * leaves its mm's exit stuck), nothing stays charged to its cgroup, and at
+ * least one kill landed in a batch: a PMD ended as "no_process_for_page"
+ * (SCAN_ANY_PROCESS) in the huge_memory:mm_khugepaged_scan_pmd trace.
+ */
+#define HOG_SZ		(64UL << 20)
+#define SCAN_EVENT	TRACING "events/huge_memory/mm_khugepaged_scan_pmd/"
+
+struct killed {
+	volatile int collapsing;
+};
+
+static void *mprotect_hammer(void *arg)
+{
+	char *p = arg;
+
+	for (;;) {
+		mprotect(p, HOG_SZ, PROT_READ);
+		mprotect(p, HOG_SZ, PROT_READ | PROT_WRITE);
+	}
+	return NULL;
+}
+
+static int collapse_until_killed(void *arg)
+{
+	struct killed *k = arg;
+	struct region r;
+	pthread_t t;
+	char *hog;
+
+	hog = mmap(NULL, HOG_SZ, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (hog == MAP_FAILED || region_map(&r, NR_PMDS))
+		return 1;
+	region_fill(&r, NULL);
+	if (pthread_create(&t, NULL, mprotect_hammer, hog))
+		return 2;
+	k->collapsing = 1;
+	madvise(r.p, r.len, MADV_COLLAPSE);
+	k->collapsing = 2;
+	pause();
+	return 0;
+}
+
+/* Lines of the trace buffer holding @what */
+static long trace_lines(const char *what)
+{
+	char line[512];
+	long n = 0;
+	FILE *f = fopen(TRACING "trace", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, what);
+	fclose(f);
+	return n;
+}
+
+FIXTURE(killed)
+{
+	int unused;
+};
+
+FIXTURE_SETUP(killed)
+{
+}
+
+FIXTURE_TEARDOWN(killed)
+{
+}
+
+TEST_F_TIMEOUT(killed, while_retaking_the_lock, 600)
+{
+	struct knobs *skel = knobs_load(NULL, 0);
+	unsigned int seed = 7;
+	struct bpf_link *link;
+	struct killed *k;
+	int i, j, finished = 0;
+	long landed;
+	pid_t pid;
+
+	ASSERT_NE(NULL, skel);
+	skel->data->batch_pmds = NR_PMDS;
+	link = knobs_attach(skel);
+	ASSERT_NE(NULL, link);
+	k = mmap(NULL, sizeof(*k), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, k);
+	ASSERT_EQ(0, tracing_mount());
+	ASSERT_EQ(0, write_str(SCAN_EVENT "enable", "1"));
+	ASSERT_EQ(0, truncate_file(TRACING "trace"));
+	ASSERT_EQ(0, cg_create("ce_killed", NULL));
+	for (i = 0; i < 20; i++) {
+		k->collapsing = 0;
+		pid = start_in_cgroup("ce_killed", collapse_until_killed, k);
+		ASSERT_LT(0, pid);
+		for (j = 0; j < 3000 && !k->collapsing; j++)
+			usleep(1000);
+		ASSERT_EQ(1, k->collapsing) TH_LOG("child %d never collapsed", i);
+		usleep(20000 + rand_r(&seed) % 300000);
+		finished += k->collapsing == 2;
+		kill(pid, SIGKILL);
+		for (j = 0; j < 200 && waitpid(pid, NULL, WNOHANG) != pid; j++)
+			usleep(100000);
+		ASSERT_GT(200, j) TH_LOG("killed child %d still there after 20 s", i);
+	}
+	write_str(SCAN_EVENT "enable", "0");
+	landed = trace_lines("status=no_process_for_page");
+	truncate_file(TRACING "trace");
+	TH_LOG("20 kills: %ld PMDs ended by one, %d collapses had finished",
+	       landed, finished);
+	EXPECT_LT(0, landed);
+	EXPECT_GT(1024, cg_current_kb("ce_killed"));
+	EXPECT_EQ(0, cg_remove("ce_killed"));
+	munmap(k, sizeof(*k));
+	bpf_link__destroy(link);
+	knobs__destroy(skel);
 }
 
 TEST_HARNESS_MAIN
