@@ -11,6 +11,9 @@
  *   collapse_bench hooks [--mb N] [--reps N]   MADV_COLLAPSE time per GiB:
  *       no policy at the root and 3 cgroup levels down (memcg on at each),
  *       passthrough at the root, 3 levels up, on an unrelated leaf
+ *   collapse_bench scale [--mb N] [--reps N]   MADV_COLLAPSE time per GiB
+ *       1, 4 and 8 cgroups down, without a policy and with passthrough
+ *       at the root; beside 1, 100 and 1000 sibling cgroups with policies
  *   collapse_bench batch [--mb N] [--reps N]   batch sizes 1, 8, 64, each
  *       yielding the mmap lock to waiters and not: time per GiB, and the
  *       latency of a writer (mmap+touch) and a reader (fault) beside it
@@ -210,6 +213,134 @@ static int hooks(void)
 	cg_remove("b1/b2/b3");
 	cg_remove("b1/b2");
 	cg_remove("b1");
+	return 0;
+}
+
+/*
+ * How the cost of a policy grows with the cgroup tree. Depth: a workload
+ * 1, 4 and 8 cgroups down (memcg on at every level), each without a
+ * policy and with passthrough at the root (the request's policy is found
+ * by walking up from the workload's cgroup), the six cases interleaved in
+ * a random order per repetition. Breadth: the workload one cgroup down
+ * without a policy of its own, beside 1, 100 and 1000 sibling cgroups that
+ * each have one (attached with collapsectl, so pinned, in steps: the
+ * steps are not interleaved).
+ */
+#define SCALE_DEPTH	8
+#define SCALE_SIBLINGS	1000
+
+static const struct scale_case {
+	int depth;
+	bool policy;
+} scale_cases[] = {
+	{ 1, false }, { 1, true }, { 4, false }, { 4, true },
+	{ 8, false }, { 8, true },
+};
+#define NR_SCALE_CASES	((int)(sizeof(scale_cases) / sizeof(scale_cases[0])))
+
+/* "d1/d2/.../dN": the workload's cgroup at depth @depth */
+static const char *scale_cg(int depth)
+{
+	static char path[128];
+	int i, len = 0;
+
+	path[0] = 0;
+	for (i = 1; i <= depth; i++)
+		len += snprintf(path + len, sizeof(path) - len, "%sd%d",
+				i > 1 ? "/" : "", i);
+	return path;
+}
+
+static int scale_sample(const char *bench, const char *cg, int depth,
+			bool policy, int siblings, int rep)
+{
+	double t = 0;
+	bool ok;
+
+	if (policy && run_cmd(out, sizeof(out), "collapsectl load " BPF
+			      "passthrough.bpf.o"))
+		return fprintf(stderr, "%s", out), 1;
+	ok = timed(cg, &t);
+	if (policy)
+		run_cmd(out, sizeof(out), "collapsectl unload passthrough");
+	printf("BENCH {\"bench\": \"%s\", \"depth\": %d, \"policy\": %d, "
+	       "\"siblings\": %d, \"rep\": %d, \"mib\": %lu, \"ok\": %d, "
+	       "\"s_per_gib\": %.5f}\n", bench, depth, policy, siblings, rep,
+	       mb, ok, t);
+	return 0;
+}
+
+/* Attach passthrough on sibling cgroups sib/s<from>..sib/s<to - 1> */
+static int scale_siblings(int from, int to)
+{
+	char cg[64];
+
+	for (int i = from; i < to; i++) {
+		snprintf(cg, sizeof(cg), "sib/s%d", i);
+		if (cg_create(cg, NULL) ||
+		    run_cmd(out, sizeof(out), "collapsectl load " BPF
+			    "passthrough.bpf.o --cgroup " CGROOT "%s --name sib%d",
+			    cg, i))
+			return fprintf(stderr, "collapse_bench: sibling %d: %s",
+				       i, out), 1;
+	}
+	return 0;
+}
+
+static int scale(void)
+{
+	static const int steps[] = { 1, 100, SCALE_SIBLINGS };
+	int order[NR_SCALE_CASES], r, i, d, have = 0;
+	char cg[64];
+	double t;
+
+	shared_result = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared_result == MAP_FAILED)
+		return 1;
+	write_str(CGROOT "cgroup.subtree_control", "+memory");
+	for (d = 1; d <= SCALE_DEPTH; d++) {
+		if (cg_create(scale_cg(d), NULL))
+			return 1;
+		snprintf(cg, sizeof(cg), CGROOT "%s/cgroup.subtree_control",
+			 scale_cg(d));
+		if (d < SCALE_DEPTH)
+			write_str(cg, "+memory");
+	}
+	for (i = 0; i < NR_SCALE_CASES; i++) {
+		order[i] = i;
+		timed(scale_cg(scale_cases[i].depth), &t);	/* warm up */
+	}
+	for (r = 0; r < reps; r++) {
+		shuffle(order, NR_SCALE_CASES);
+		for (i = 0; i < NR_SCALE_CASES; i++) {
+			const struct scale_case *c = &scale_cases[order[i]];
+
+			if (scale_sample("scale_depth", scale_cg(c->depth),
+					 c->depth, c->policy, 0, r))
+				return 1;
+		}
+	}
+	if (cg_create("sib", NULL))
+		return 1;
+	for (i = 0; i < (int)(sizeof(steps) / sizeof(steps[0])); i++) {
+		if (scale_siblings(have, steps[i]))
+			return 1;
+		have = steps[i];
+		timed(scale_cg(1), &t);				/* warm up */
+		for (r = 0; r < reps; r++)
+			if (scale_sample("scale_siblings", scale_cg(1), 1, false,
+					 have, r))
+				return 1;
+	}
+	for (i = 0; i < have; i++) {
+		snprintf(cg, sizeof(cg), "sib/s%d", i);
+		run_cmd(out, sizeof(out), "collapsectl unload sib%d", i);
+		cg_remove(cg);
+	}
+	cg_remove("sib");
+	for (d = SCALE_DEPTH; d >= 1; d--)
+		cg_remove(scale_cg(d));
 	return 0;
 }
 
@@ -873,7 +1004,7 @@ int main(int argc, char **argv)
 	int c;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: collapse_bench hooks|batch|batch-remote|"
+		fprintf(stderr, "usage: collapse_bench hooks|scale|batch|batch-remote|"
 			"khugepaged|khugepaged-stalls|khugepaged-cgroups|memcpy "
 			"[--mb N] [--reps N]\n");
 		return 2;
@@ -899,6 +1030,8 @@ int main(int argc, char **argv)
 		return batch();
 	if (!strcmp(argv[1], "batch-remote"))
 		return batch_remote();
+	if (!strcmp(argv[1], "scale"))
+		return scale();
 	if (!strcmp(argv[1], "khugepaged"))
 		return khugepaged();
 	if (!strcmp(argv[1], "khugepaged-stalls"))

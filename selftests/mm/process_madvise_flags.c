@@ -4,15 +4,20 @@
  * khugepaged's pte limits, MADV_F_COLLAPSE_DEFRAG the direct-reclaim gfp
  * mask; bad flags are EINVAL; flags 0 behave as in Linux 6.12 for every
  * caller: acting on another process needs PTRACE_MODE_READ and
- * CAP_SYS_NICE, and no flag.
+ * CAP_SYS_NICE, and no flag. A range beyond the limits is skipped; without
+ * limits, a userfaultfd-armed range still ends the request as in 6.12.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
 #include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -135,6 +140,37 @@ TEST(limits_skip_a_sparse_range)
 	region_unmap(&r);
 	close(pidfd);
 	thp_restore_settings();
+}
+
+/*
+ * Without limits, only a userfaultfd-armed range comes back beyond
+ * max_ptes_none (a missing page there is userspace's to fill), and it ends
+ * the request as in 6.12: the full ranges after it stay small, EBUSY.
+ */
+TEST(uffd_range_ends_request_as_6_12)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct region r;
+	int uffd;
+
+	ASSERT_EQ(0, region_map(&r, 3));
+	region_fill(&r, NULL);
+	/* a hole in the first range */
+	ASSERT_EQ(0, madvise(r.p + 7 * PAGE_SZ, PAGE_SZ, MADV_DONTNEED));
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	ASSERT_LE(0, uffd) TH_LOG("userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	reg.range.start = (unsigned long)r.p;
+	reg.range.len = r.len;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	EXPECT_EQ(-1, madvise(r.p, r.len, MADV_COLLAPSE));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_FALSE(range_is_huge(0, r.p, HPAGE_SZ));
+	EXPECT_FALSE(range_is_huge(0, r.p + HPAGE_SZ, HPAGE_SZ));
+	EXPECT_FALSE(range_is_huge(0, r.p + 2 * HPAGE_SZ, HPAGE_SZ));
+	close(uffd);
+	region_unmap(&r);
 }
 
 TEST_F(pmadv, limits_within_max_ptes_none_collapses)

@@ -87,8 +87,10 @@ TEST(frugal_refuses_what_eager_collapses)
 TEST(latency_batches_of_one)
 {
 	EXPECT_EQ(0, sparse_collapse_under("latency", 8));
-	EXPECT_EQ(8, policy_stat("latency", "batches"));
-	EXPECT_EQ(8, policy_stat("latency", "batch_pmds"));
+	/* asked for each PMD, answered 1: mainline's path, no batch ran */
+	EXPECT_EQ(8, policy_stat("latency", "calls_batch_size"));
+	EXPECT_EQ(0, policy_stat("latency", "batches"));
+	EXPECT_EQ(8, policy_stat("latency", "collapse_succeeded"));
 	unload("latency");
 }
 
