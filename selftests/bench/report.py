@@ -191,6 +191,45 @@ def hooks(res, out):
         out.append("")
 
 
+def scale(res, out):
+    sel = res.select(bench="scale_depth")
+    if sel:
+        n = len(res.values("s_per_gib", bench="scale_depth", depth=1, policy=0))
+        out.append(f"**Cost by cgroup depth** (MADV_COLLAPSE of {sel[0]['mib']} MiB by a workload "
+                   "1, 4 and 8 cgroups down, memcg on at every level; no policy, and passthrough at "
+                   f"the root, found by walking up the tree; median [95% CI] of {n} interleaved reps):\n")
+        out.append("| depth | no policy, s/GiB | passthrough at the root, s/GiB | policy vs none (paired) |")
+        out.append("|---|---|---|---|")
+        for d in sorted({s["depth"] for s in sel}):
+            a = {"bench": "scale_depth", "depth": d, "policy": 1}
+            b = {"bench": "scale_depth", "depth": d, "policy": 0}
+            r = paired_by_rep(res, "s_per_gib", a, b)
+            v = ""
+            if r:
+                m, lo, hi, _ = median_ci(r)
+                v = verdict(m, lo, hi, n=len(r))
+            out.append(f"| {d} | {with_ci(res.values('s_per_gib', **b), 3)} | "
+                       f"{with_ci(res.values('s_per_gib', **a), 3)} | {v} |")
+        out.append("")
+    sel = res.select(bench="scale_siblings")
+    if sel:
+        steps = sorted({s["siblings"] for s in sel})
+        out.append("**Cost by attached policies** (the same workload one cgroup down, no policy of "
+                   "its own, beside N sibling cgroups with a policy each; the steps in order, not "
+                   "interleaved; ratios of medians with bootstrap intervals against the first step):\n")
+        out.append("| sibling policies | s/GiB | vs the first step |")
+        out.append("|---|---|---|")
+        base = res.values("s_per_gib", bench="scale_siblings", siblings=steps[0])
+        for k in steps:
+            xs = res.values("s_per_gib", bench="scale_siblings", siblings=k)
+            v = ""
+            if k != steps[0] and xs and base:
+                m, lo, hi = boot_ratio(xs, base)
+                v = verdict(m, lo, hi, n=min(len(xs), len(base)))
+            out.append(f"| {k} | {with_ci(xs, 3)} | {v} |")
+        out.append("")
+
+
 def paired_by_rep(res, key, a, b):
     """Per-repetition ratios key(a) / key(b), a and b dicts selecting samples."""
     va = {s["rep"]: s[key] for s in res.select(**a) if s.get("ok", 1)}
@@ -420,6 +459,7 @@ def report(doc):
                    f"{m.get('loadavg', '?')}). Regenerate with `make bench` then "
                    "`make bench-readme`.\n")
     hooks(res, out)
+    scale(res, out)
     batch(res, out)
     batch_remote(res, out)
     khugepaged(res, out)

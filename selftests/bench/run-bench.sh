@@ -48,6 +48,7 @@ if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
 	boot patched-tcg "$PATCHED" "" collapse_bench hooks --mb "$MB" --reps "$REPS"
 	boot unpatched-icount "$BASE" "$ICOUNT" collapse_bench hooks --mb "$MB" --reps "$IREPS"
 	boot patched-icount "$PATCHED" "$ICOUNT" collapse_bench hooks --mb "$MB" --reps "$IREPS"
+	boot patched-scale "$PATCHED" "" collapse_bench scale --mb "$MB" --reps "$REPS"
 	boot patched-batch "$PATCHED" "" collapse_bench batch --mb 512 --reps "$REPS"
 	boot patched-batch-remote "$PATCHED" "" collapse_bench batch-remote --mb 512 --reps "$REPS"
 	boot patched-khugepaged "$PATCHED" "" collapse_bench khugepaged --mb "$MB" --reps "$REPS"
