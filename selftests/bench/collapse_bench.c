@@ -123,6 +123,14 @@ static int timed_in_cgroup(void *arg)
 
 static bool timed(const char *cg, double *s_per_gib)
 {
+	if (!shared_result) {
+		shared_result = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (shared_result == MAP_FAILED) {
+			shared_result = NULL;
+			return false;
+		}
+	}
 	shared_result->ok = false;
 	if (run_in_cgroup(cg, timed_in_cgroup, NULL))
 		return false;
@@ -186,10 +194,6 @@ static int hooks(void)
 	int order[NR_HOOK_CASES], r, i, n = 0;
 	double t;
 
-	shared_result = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (shared_result == MAP_FAILED)
-		return 1;
 	/* memcg on at every level: the nested cases charge three levels */
 	write_str(CGROOT "cgroup.subtree_control", "+memory");
 	cg_create("b1", NULL);
@@ -294,10 +298,6 @@ static int scale(void)
 	char cg[64];
 	double t;
 
-	shared_result = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (shared_result == MAP_FAILED)
-		return 1;
 	write_str(CGROOT "cgroup.subtree_control", "+memory");
 	for (d = 1; d <= SCALE_DEPTH; d++) {
 		if (cg_create(scale_cg(d), NULL))
