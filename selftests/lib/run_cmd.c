@@ -79,6 +79,15 @@ int count_lines(const char *s)
 	return n;
 }
 
+int count_matches(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, needle)); s += strlen(needle))
+		n++;
+	return n;
+}
+
 void unload_pinned_policies(void)
 {
 	char o[256];

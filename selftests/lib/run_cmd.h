@@ -20,6 +20,8 @@ int run_cmd_as(uid_t uid, char *out, size_t len, const char *fmt, ...)
 
 /* Number of lines in @s. */
 int count_lines(const char *s);
+/* Occurrences of @needle in @s */
+int count_matches(const char *s, const char *needle);
 
 /* Detach every policy collapsectl pinned; forget what apply loaded. */
 void unload_pinned_policies(void);
