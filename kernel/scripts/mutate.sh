@@ -22,7 +22,9 @@
 #
 # Usage: kernel/scripts/mutate.sh [FILTER...]
 #   FILTER   only the mutations whose file name contains one of them
-# Environment: JOBS (make -j), PROG_TIMEOUT (per program in the guest).
+# Environment: JOBS (make -j), PROG_TIMEOUT (per program in the guest,
+# default 600 s), TEST_TIMEOUT (a whole run, default 300 s + 600 s a
+# program: a guest wedged by a mutation counts as caught).
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$ROOT/build
@@ -98,8 +100,14 @@ for m in "$ROOT"/kernel/mutations/*.patch; do
 		continue
 	fi
 	t1=$(date +%s)
+	# A mutation that wedges the guest (a task stuck on a corrupted
+	# lock) is caught by the whole run's timeout: keep it short, a few
+	# minutes a program, rather than the full suite's 50 minutes.
+	nprogs=$(echo $progs | wc -w)
 	# shellcheck disable=SC2086
 	if KERNEL=$MOBJ/arch/x86/boot/bzImage TEST_OUT=$out \
+		TEST_TIMEOUT=${TEST_TIMEOUT:-$((300 + 600 * nprogs))} \
+		PROG_TIMEOUT=${PROG_TIMEOUT:-600} \
 		"$ROOT/selftests/vm/test" $progs >"$out/test.out" 2>&1; then
 		rc=0
 	else

@@ -2,6 +2,7 @@
 /* Helpers shared by the collapse_ext selftests; see collapse_test.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,4 +424,134 @@ void target_stop(struct target *t)
 		waitpid(t->pid, NULL, 0);
 	}
 	t->pid = 0;
+}
+
+/* What /proc/zoneinfo says of one populated zone */
+struct zone_info {
+	int nid;
+	long free, min, high, managed, last_prot, max_prot;
+};
+
+/*
+ * The populated zones of /proc/zoneinfo, up to @max of them; their number,
+ * or -1 when it cannot be read.
+ */
+static int read_zoneinfo(struct zone_info *z, int max)
+{
+	struct zone_info cur = { .nid = -1 };
+	char line[512];
+	int n = 0, nid;
+	FILE *f = fopen("/proc/zoneinfo", "r");
+
+	if (!f)
+		return -1;
+	for (;;) {
+		bool eof = !fgets(line, sizeof(line), f);
+		char *p;
+
+		if (eof || sscanf(line, "Node %d, zone", &nid) == 1) {
+			if (cur.nid >= 0 && cur.managed && n < max)
+				z[n++] = cur;
+			if (eof)
+				break;
+			cur = (struct zone_info){ .nid = nid };
+			continue;
+		}
+		sscanf(line, " pages free %ld", &cur.free);
+		sscanf(line, " min %ld", &cur.min);
+		sscanf(line, " high %ld", &cur.high);
+		sscanf(line, " managed %ld", &cur.managed);
+		if (!strstr(line, "protection: ("))
+			continue;
+		/* lowmem_reserve[]: the last entry, and the largest */
+		for (p = strchr(line, '('); p && *p; p = strchr(p + 1, ',')) {
+			long v;
+
+			if (sscanf(p + 1, " %ld", &v) != 1)
+				break;
+			cur.last_prot = v;
+			if (v > cur.max_prot)
+				cur.max_prot = v;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+long node_room(int nid)
+{
+	struct zone_info z[32];
+	long room = LONG_MIN;
+	int i, n = read_zoneinfo(z, 32);
+
+	for (i = 0; i < n; i++)
+		if (z[i].nid == nid && z[i].free - z[i].min - z[i].last_prot > room)
+			room = z[i].free - z[i].min - z[i].last_prot;
+	return room;
+}
+
+long free_above_reserve(int unused)
+{
+	struct zone_info z[32];
+	long free = 0, reserve = 0;
+	int i, n = read_zoneinfo(z, 32);
+
+	if (n <= 0)
+		return LONG_MAX;
+	for (i = 0; i < n; i++) {
+		free += z[i].free;
+		if (z[i].high + z[i].max_prot < z[i].managed)
+			reserve += z[i].high + z[i].max_prot;
+		else
+			reserve += z[i].managed;
+	}
+	return free - reserve;
+}
+
+pid_t start_filler(int nid, long (*room)(int nid), long target)
+{
+	const size_t chunk = 16 * PAGE_SZ;
+	const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE |
+			  MAP_LOCKED;
+	int fd[2], i;
+	char ok = 0;
+	pid_t pid;
+
+	if (pipe(fd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+		if (nid >= 0 && bind_to_node(NULL, 0, nid))
+			_exit(1);
+		for (i = 0; i < 1 << 20 && room(nid) > target; i++) {
+			/* big steps while far from the target */
+			size_t len = room(nid) > target + 16384 ? 256 * chunk
+								 : chunk;
+
+			if (mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1,
+				 0) == MAP_FAILED)
+				break;
+		}
+		ok = room(nid) <= target;
+		if (write(fd[1], &ok, 1) != 1)
+			_exit(1);
+		/* memory freed later (KASAN's quarantine, reclaim) is taken too */
+		for (;;) {
+			if (room(nid) > target)
+				mmap(NULL, chunk, PROT_READ | PROT_WRITE, flags,
+				     -1, 0);
+			usleep(1000);
+		}
+	}
+	close(fd[1]);
+	if (read(fd[0], &ok, 1) != 1 || !ok) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(fd[0]);
+	return pid;
 }

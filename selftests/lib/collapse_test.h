@@ -85,6 +85,26 @@ int bind_to_node(void *p, size_t len, int nid);
 /* Migrate the pages of [p, p + len) to node @nid, leaving no binding */
 int move_to_node(void *p, size_t len, int nid);
 
+/*
+ * Free memory, from /proc/zoneinfo. node_room(): the most pages a populated
+ * zone of node @nid has above the point where the allocator refuses a
+ * movable request (its min watermark plus its lowmem reserve for the
+ * highest zone), LONG_MIN when none. free_above_reserve(): pages free above
+ * the kernel's totalreserve_pages (every zone's high watermark plus its
+ * largest lowmem reserve), what a MADV_COLLAPSE batch's spare pages may
+ * take; its argument is unused.
+ */
+long node_room(int nid);
+long free_above_reserve(int unused);
+/*
+ * A child taking free memory with mlocked base pages (on node @nid, or
+ * anywhere for -1) until room(nid) is at most @target pages, and holding
+ * it there (memory freed later is taken too) until it is killed: its pid,
+ * or -1 when the target could not be reached. Stopping at a target above
+ * the reserve, it OOM-kills nothing.
+ */
+pid_t start_filler(int nid, long (*room)(int nid), long target);
+
 /* /proc/vmstat counter, or -1. */
 long vmstat(const char *name);
 

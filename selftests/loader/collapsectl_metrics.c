@@ -173,17 +173,6 @@ TEST_F(metrics, textfile_is_replaced_atomically)
 	EXPECT_STREQ("collapse_ext.prom\n", out);
 }
 
-static int count_matches(const char *text, const char *what)
-{
-	int n = 0;
-
-	while ((text = strstr(text, what))) {
-		n++;
-		text += strlen(what);
-	}
-	return n;
-}
-
 /* The largest "N/s" rate in @text, or -1 when there is none. */
 static double max_rate(const char *text)
 {

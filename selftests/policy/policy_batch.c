@@ -6,11 +6,14 @@
  * with the PMDs left and a default of one PMD; 0 and huge answers are
  * clamped to [1, 64] and counted; the counters say how many batches and
  * PMDs there were, and the write lock is taken once per batch; contents
- * survive any batching.
+ * survive any batching; spare pages only from free memory above the
+ * reserve the allocator keeps.
  */
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "collapse_test.h"
@@ -238,9 +241,10 @@ static int margin_collapse(void *arg)
 
 /*
  * margin_collapse() with room below @knob, under batches of @pmds (0: no
- * policy, one PMD at a time)
+ * policy, one PMD at a time); *@pte_limits: the policy's pte_limits calls.
  */
-static int margin_collapse_batched(uint64_t cgid, const char *knob, int pmds)
+static int margin_collapse_batched(uint64_t cgid, const char *knob, int pmds,
+				   long *pte_limits)
 {
 	struct knobs *skel = NULL;
 	struct bpf_link *link = NULL;
@@ -258,6 +262,7 @@ static int margin_collapse_batched(uint64_t cgid, const char *knob, int pmds)
 		}
 	}
 	ret = run_in_cgroup(CG_MARGIN, margin_collapse, (void *)knob);
+	*pte_limits = skel ? (long)skel->bss->nr_pte_limits : 0;
 	bpf_link__destroy(link);
 	knobs__destroy(skel);
 	return ret;
@@ -267,11 +272,13 @@ static int margin_collapse_batched(uint64_t cgid, const char *knob, int pmds)
  * A memcg with room for one new huge page at a time, below memory.max and
  * then below memory.high: collapsing one PMD at a time (6.12, no policy)
  * collapses them all without going over memory.high, and so must every
- * batch size; nothing stays charged.
+ * batch size; nothing stays charged. The PMD a batch of 64 could not take
+ * (its second) is not asked for its limits twice: pte_limits once per PMD.
  */
 TEST(memcg_margin_as_one_at_a_time)
 {
 	static const char *const knobs[] = { "memory.max", "memory.high" };
+	long asked_none, asked_one, asked_big;
 	uint64_t cgid;
 	int k, one, dflt, big;
 
@@ -280,16 +287,83 @@ TEST(memcg_margin_as_one_at_a_time)
 	ASSERT_EQ(0, access(CGROOT CG_MARGIN "/memory.max", W_OK));
 	ASSERT_EQ(0, write_str(CGROOT CG_MARGIN "/memory.swap.max", "0"));
 	for (k = 0; k < 2; k++) {
-		dflt = margin_collapse_batched(cgid, knobs[k], 0);
-		one = margin_collapse_batched(cgid, knobs[k], 1);
-		big = margin_collapse_batched(cgid, knobs[k], 64);
+		dflt = margin_collapse_batched(cgid, knobs[k], 0, &asked_none);
+		one = margin_collapse_batched(cgid, knobs[k], 1, &asked_one);
+		big = margin_collapse_batched(cgid, knobs[k], 64, &asked_big);
 		TH_LOG("%s: collapsed with no policy %d, batch 1 %d, batch 64 %d",
 		       knobs[k], dflt, one, big);
 		EXPECT_EQ(MARGIN_PMDS, dflt);
 		EXPECT_EQ(dflt, one);
 		EXPECT_EQ(dflt, big);
+		EXPECT_EQ(MARGIN_PMDS, asked_one);
+		EXPECT_EQ(MARGIN_PMDS, asked_big);
 	}
 	EXPECT_EQ(0, cg_remove(CG_MARGIN));
+}
+
+#define VM_SYSCTL	"/proc/sys/vm/"
+
+/*
+ * Free memory at the reserve the allocator keeps: the high watermarks
+ * raised to about 20% of memory (watermark_scale_factor 1000, boosts off so
+ * that they stay put), so that the low watermarks, where spare pages taken
+ * without reclaim would run out, are far below; a filler takes the rest.
+ */
+FIXTURE(reserve)
+{
+	long wsf, boost;
+	pid_t filler;
+	struct knobs *skel;
+	struct bpf_link *link;
+	struct region r;
+};
+
+FIXTURE_SETUP(reserve)
+{
+	self->wsf = read_num(VM_SYSCTL "watermark_scale_factor");
+	self->boost = read_num(VM_SYSCTL "watermark_boost_factor");
+	ASSERT_LT(0, self->wsf);
+	ASSERT_LE(0, self->boost);
+	ASSERT_EQ(0, write_num(VM_SYSCTL "watermark_boost_factor", 0));
+	ASSERT_EQ(0, write_num(VM_SYSCTL "watermark_scale_factor", 1000));
+	self->skel = knobs_load(NULL, 0);
+	ASSERT_NE(NULL, self->skel);
+	self->skel->data->batch_pmds = 8;
+	self->link = knobs_attach(self->skel);
+	ASSERT_NE(NULL, self->link);
+	/* fork first: it would write-protect the region's ptes */
+	self->filler = start_filler(-1, free_above_reserve, 256);
+	ASSERT_LT(0, self->filler)
+		TH_LOG("could not take free memory down to the reserve");
+	ASSERT_EQ(0, region_map(&self->r, 8));
+	region_fill(&self->r, NULL);
+}
+
+FIXTURE_TEARDOWN(reserve)
+{
+	if (self->filler > 0) {
+		kill(self->filler, SIGKILL);
+		waitpid(self->filler, NULL, 0);
+	}
+	region_unmap(&self->r);
+	bpf_link__destroy(self->link);
+	knobs__destroy(self->skel);
+	write_num(VM_SYSCTL "watermark_scale_factor", self->wsf);
+	write_num(VM_SYSCTL "watermark_boost_factor", self->boost);
+}
+
+/*
+ * In a memcg without limits, with no free memory above the reserve, a
+ * batch of 8 takes no spare page: it holds its first PMD only, the rest go
+ * one at a time (the write lock once per PMD), and all of them collapse.
+ */
+TEST_F_TIMEOUT(reserve, no_spares_below_it, 300)
+{
+	TH_LOG("%ld pages free above the reserve", free_above_reserve(0));
+	EXPECT_EQ(8, collapse_all(_metadata, self));
+	EXPECT_EQ(1, policy_stat("knobs", "batches"));
+	EXPECT_EQ(1, policy_stat("knobs", "batch_pmds"));
+	EXPECT_EQ(8, self->skel->bss->nr_pte_limits);
 }
 
 TEST_HARNESS_MAIN

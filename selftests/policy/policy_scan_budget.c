@@ -200,6 +200,12 @@ TEST_F_TIMEOUT(budget, above_the_pass_clamped_and_counted, 200)
 
 	attach_nr(_metadata, self, 1LL << 30, 4 * NR_PMDS);
 	EXPECT_TRUE(hp_child_wait_huge(&self->child, 120));
+	/*
+	 * Visits of the mm once it is all huge: a PMD-mapped range keeps the
+	 * mmap_lock, so only the budget ends such a visit (a collapse drops
+	 * the lock and ends the visit's call whatever the budget).
+	 */
+	EXPECT_TRUE(wait_full_scans(60));
 	khugepaged_stop();
 	/* every answer was clamped: read between two reads of the calls */
 	calls0 = policy_stat("budget", "calls_scan_budget");

@@ -214,102 +214,6 @@ TEST_F_TIMEOUT(node, khugepaged_asks_the_policy, 120)
 }
 
 /*
- * Has node @nid no room left for a huge page without reclaim? True when
- * every populated zone of the node has at most @slack pages above the
- * point where the allocator refuses a movable request (min watermark plus
- * the zone's lowmem reserve for the highest zone: /proc/zoneinfo's "min"
- * and the last "protection" entry), i.e. less than a huge page's worth.
- */
-static bool node_exhausted(int nid, long slack)
-{
-	char line[256], head[32];
-	long free = -1, min = -1, managed = 0, prot = 0;
-	bool in = false, ok = true;
-	FILE *f = fopen("/proc/zoneinfo", "r");
-
-	if (!f)
-		return false;
-	snprintf(head, sizeof(head), "Node %d, zone", nid);
-	while (fgets(line, sizeof(line), f)) {
-		char *p;
-
-		if (!strncmp(line, "Node ", 5)) {
-			if (in && managed && free > min + prot + slack)
-				ok = false;
-			in = !strncmp(line, head, strlen(head));
-			free = min = -1;
-			managed = prot = 0;
-			continue;
-		}
-		if (!in)
-			continue;
-		sscanf(line, " pages free %ld", &free);
-		sscanf(line, " min %ld", &min);
-		sscanf(line, " managed %ld", &managed);
-		p = strrchr(line, ',');
-		if (strstr(line, "protection:") && p)
-			sscanf(p + 1, " %ld", &prot);
-	}
-	if (in && managed && free > min + prot + slack)
-		ok = false;
-	fclose(f);
-	return ok;
-}
-
-/*
- * A child that takes, with mlocked base pages, node @nid's memory down to
- * less than a huge page above what the allocator keeps in reserve, and
- * holds it until killed; it stops short of the reserve, so nothing is OOM
- * killed. Returns its pid, or -1 when the node could not be filled.
- */
-static pid_t fill_node(int nid)
-{
-	const size_t chunk = 16 * PAGE_SZ;
-	int fd[2], i;
-	char ok = 0;
-	pid_t pid;
-
-	if (pipe(fd))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-		if (bind_to_node(NULL, 0, nid))
-			_exit(1);
-		for (i = 0; i < 1 << 20 && !node_exhausted(nid, 256); i++) {
-			/* big steps while far from the reserve */
-			size_t len = node_exhausted(nid, 16384) ? chunk : 256 * chunk;
-
-			if (mmap(NULL, len, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE |
-				 MAP_LOCKED, -1, 0) == MAP_FAILED)
-				break;
-		}
-		ok = node_exhausted(nid, 256);
-		if (write(fd[1], &ok, 1) != 1)
-			_exit(1);
-		/* memory freed later (KASAN's quarantine, reclaim) is taken too */
-		for (;;) {
-			if (!node_exhausted(nid, 256))
-				mmap(NULL, chunk, PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE |
-				     MAP_LOCKED, -1, 0);
-			usleep(1000);
-		}
-	}
-	close(fd[1]);
-	if (read(fd[0], &ok, 1) != 1 || !ok) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		pid = -1;
-	}
-	close(fd[0]);
-	return pid;
-}
-
-/*
  * Node 1 has no free huge page: the policy's node 1 is tried without
  * reclaim or compaction, the kernel's choice (node 0, where the base pages
  * are) is used instead, counted as a fallback, and the collapse succeeds.
@@ -324,7 +228,7 @@ TEST_F_TIMEOUT(node, full_node_falls_back, 300)
 	unevictable = read_num("/proc/sys/vm/compact_unevictable_allowed");
 	ASSERT_EQ(0, write_num("/proc/sys/vm/compact_unevictable_allowed", 0));
 	/* fork first: it would write-protect the region's ptes */
-	filler = fill_node(1);
+	filler = start_filler(1, node_room, 256);
 	ASSERT_LT(0, filler) TH_LOG("could not take node 1's huge pages");
 	ASSERT_EQ(0, region_map(&r, 1));
 	ASSERT_EQ(0, bind_to_node(r.p, r.len, 0));
