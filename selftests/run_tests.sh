@@ -161,7 +161,7 @@ thp_restore() {
 TRACING=/sys/kernel/tracing
 state_snapshot() {
 	for f in /proc/sys/vm/*; do
-		case "$f" in */min_free_kbytes|*/stat_refresh) continue ;; esac
+		case "$f" in */min_free_kbytes|*/stat_refresh|*/compact_memory|*/drop_caches) continue ;; esac
 		[ -w "$f" ] && [ -r "$f" ] || continue
 		echo "$f=$(tr '\n\t' '  ' < "$f" 2>/dev/null)"
 	done
