@@ -204,10 +204,12 @@ state_restore() {
 }
 
 # Kill what is left of unit $1 (label $2): every process that inherited
-# its marker RUN_TESTS_UNIT=u$1x, except timeout's own watcher.
+# its marker RUN_TESTS_UNIT=u$1x, except timeout's own watcher. Reading a
+# process's environ takes its mmap_lock (killably): a process wedged on its
+# own lock (a kernel bug a test found) must not wedge the runner too.
 sweep() {
 	left=""
-	for e in $(grep -ls "RUN_TESTS_UNIT=u$1x" /proc/[0-9]*/environ); do
+	for e in $(timeout -s KILL 10 grep -ls "RUN_TESTS_UNIT=u$1x" /proc/[0-9]*/environ); do
 		p=${e#/proc/}; p=${p%/environ}
 		comm=$(cat "/proc/$p/comm" 2>/dev/null)
 		kill -KILL "$p" 2>/dev/null || continue

@@ -101,8 +101,8 @@ for m in "$ROOT"/kernel/mutations/*.patch; do
 	fi
 	t1=$(date +%s)
 	# A mutation that wedges the guest (a task stuck on a corrupted
-	# lock) is caught by the whole run's timeout: keep it short, a few
-	# minutes a program, rather than the full suite's 50 minutes.
+	# lock) is caught by the whole run's timeout at worst: keep it
+	# short, minutes a program, rather than the full suite's 50.
 	nprogs=$(echo $progs | wc -w)
 	# shellcheck disable=SC2086
 	if KERNEL=$MOBJ/arch/x86/boot/bzImage TEST_OUT=$out \

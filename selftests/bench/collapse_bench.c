@@ -434,15 +434,23 @@ static void probed_stop(struct probed *p)
 	pthread_join(p->tr, NULL);
 }
 
-/* "SIDE_p50_us": ..., "SIDE_p99_us": ..., "SIDE_max_us": ... of a prober */
+/* Probes a 99th percentile needs: with fewer it would be the maximum */
+#define P99_MIN_PROBES	100
+
+/*
+ * "SIDE_p50_us": ..., "SIDE_p99_us": ..., "SIDE_max_us": ... of a prober;
+ * the p99 is null below P99_MIN_PROBES probes.
+ */
 static void print_lat(const char *side, struct prober *p)
 {
 	qsort(p->lat, p->n, sizeof(p->lat[0]), cmp_double);
-	printf("\"%s_probes\": %d, \"%s_p50_us\": %.1f, \"%s_p99_us\": %.1f, "
-	       "\"%s_max_us\": %.1f", side, p->n, side,
-	       p->n ? p->lat[p->n / 2] * 1e6 : 0, side,
-	       p->n ? p->lat[p->n * 99 / 100] * 1e6 : 0, side,
-	       p->n ? p->lat[p->n - 1] * 1e6 : 0);
+	printf("\"%s_probes\": %d, \"%s_p50_us\": %.1f, ", side, p->n, side,
+	       p->n ? p->lat[p->n / 2] * 1e6 : 0);
+	if (p->n >= P99_MIN_PROBES)
+		printf("\"%s_p99_us\": %.1f, ", side, p->lat[p->n * 99 / 100] * 1e6);
+	else
+		printf("\"%s_p99_us\": null, ", side);
+	printf("\"%s_max_us\": %.1f", side, p->n ? p->lat[p->n - 1] * 1e6 : 0);
 }
 
 /* Every latency of a prober, for the CDF plots (first repetition only). */
@@ -728,7 +736,8 @@ static void coverage(const char *c, unsigned long pages, int rep)
 	}
 	if (t >= 0)
 		snprintf(when, sizeof(when), "%.2f", t);
-	printf("BENCH {\"bench\": \"khugepaged\", \"case\": \"%s\", \"rep\": %d, "
+	if (rep >= 0)	/* rep -1: the warm-up */
+		printf("BENCH {\"bench\": \"khugepaged\", \"case\": \"%s\", \"rep\": %d, "
 	       "\"mib\": %lu, \"pages_to_scan\": %lu, \"s_to_90pct\": %s, "
 	       "\"limit_s\": %d, \"khugepaged_cpu_s\": %.2f}\n",
 	       c, rep, mb, pages, when, COVERAGE_LIMIT_S, khugepaged_cpu() - cpu0);
@@ -754,6 +763,10 @@ static void stall_sample(const char *c, bool hugepage, unsigned long pages, int 
 		madvise(pb.r.p, mb << 20, MADV_HUGEPAGE);
 	sleep(STALL_WINDOW_S);
 	probed_stop(&pb);
+	if (rep < 0) {		/* the warm-up */
+		region_unmap(&pb.r);
+		return;
+	}
 	printf("BENCH {\"bench\": \"khugepaged_stalls\", \"case\": \"%s\", \"rep\": %d, "
 	       "\"mib\": %lu, \"pages_to_scan\": %lu, \"window_s\": %d, "
 	       "\"huge_pct\": %.1f, ", c, rep, mb, pages, STALL_WINDOW_S,
@@ -783,7 +796,7 @@ static int khugepaged(void)
 	int order[] = { 0, 1, 2 }, r, i, rc = 0;
 
 	khugepaged_settings();
-	for (r = 0; r < reps && !rc; r++) {
+	for (r = -1; r < reps && !rc; r++) {	/* r == -1: warm up */
 		shuffle(order, 3);
 		for (i = 0; i < 3 && !rc; i++) {
 			switch (order[i]) {
@@ -816,7 +829,7 @@ static int khugepaged_stalls(void)
 	int order[] = { 0, 1, 2 }, r, i;
 
 	khugepaged_settings();
-	for (r = 0; r < reps; r++) {
+	for (r = -1; r < reps; r++) {		/* r == -1: warm up */
 		shuffle(order, 3);
 		for (i = 0; i < 3; i++) {
 			switch (order[i]) {
@@ -849,20 +862,23 @@ static int khugepaged_stalls(void)
 #define BATCH_MIB	1024
 #define SKIP_WINDOW_S	20
 
-static void priority_sample(bool priority, int rep)
+/* One sample; -1 (nothing reported) when a policy or a process failed */
+static int priority_sample(bool priority, int rep)
 {
 	struct hp_child batch = {}, crit = {};
 	double t0, t = -1;
 	char when[32] = "null";
-	int batch_pct;
+	int batch_pct, rc = -1;
 
 	cg_create("kb_batch", NULL);
 	cg_create("kb_crit", NULL);
 	if (priority &&
 	    (run_cmd(out, sizeof(out), "collapsectl load " BPF "priority.bpf.o") ||
 	     run_cmd(out, sizeof(out), "collapsectl load " BPF "passthrough.bpf.o "
-		     "--cgroup " CGROOT "kb_crit --name crit")))
-		fprintf(stderr, "%s", out);
+		     "--cgroup " CGROOT "kb_crit --name crit"))) {
+		fprintf(stderr, "collapse_bench: priority: %s", out);
+		goto out;
+	}
 	if (hp_child_start(&batch, "kb_batch", BATCH_MIB / 2) ||
 	    hp_child_start(&crit, "kb_crit", CRIT_MIB / 2)) {
 		fprintf(stderr, "collapse_bench: cannot start the processes\n");
@@ -879,7 +895,9 @@ static void priority_sample(bool priority, int rep)
 	batch_pct = hp_child_huge_pct(&batch);
 	if (t >= 0)
 		snprintf(when, sizeof(when), "%.2f", t);
-	printf("BENCH {\"bench\": \"khugepaged_priority\", \"case\": \"%s\", "
+	rc = 0;
+	if (rep >= 0)	/* rep -1: the warm-up */
+		printf("BENCH {\"bench\": \"khugepaged_priority\", \"case\": \"%s\", "
 	       "\"rep\": %d, \"crit_mib\": %d, \"batch_mib\": %d, "
 	       "\"crit_s_to_90pct\": %s, \"limit_s\": %d, "
 	       "\"batch_huge_pct_then\": %d}\n", priority ? "priority" : "none",
@@ -893,21 +911,25 @@ out:
 	}
 	cg_remove("kb_crit");
 	cg_remove("kb_batch");
+	return rc;
 }
 
-static void skip_sample(const char *policy, int rep)
+/* One sample; -1 (nothing reported) when the policy or the process failed */
+static int skip_sample(const char *policy, int rep)
 {
 	struct hp_child c = {};
 	long ranges, skips;
+	int pidfd, rc = -1;
 	double cpu;
-	int pidfd;
 
 	if (run_cmd(out, sizeof(out), "collapsectl load " BPF "%s.bpf.o", policy)) {
-		fprintf(stderr, "%s", out);
-		return;
+		fprintf(stderr, "collapse_bench: %s: %s", policy, out);
+		return -1;
 	}
-	if (hp_child_start(&c, "", BATCH_MIB / 2))
+	if (hp_child_start(&c, "", BATCH_MIB / 2)) {
+		fprintf(stderr, "collapse_bench: cannot start the process\n");
 		goto out;
+	}
 	pidfd = sys_pidfd_open(c.pid);
 	sys_process_madvise(pidfd, *c.addr, c.nr * HPAGE_SZ, MADV_COLLAPSE, 0);
 	close(pidfd);
@@ -917,7 +939,9 @@ static void skip_sample(const char *policy, int rep)
 	skips = policy_stat(policy, "khugepaged_mm_skips");
 	cpu = khugepaged_cpu();
 	sleep(SKIP_WINDOW_S);
-	printf("BENCH {\"bench\": \"khugepaged_skip\", \"case\": \"%s\", "
+	rc = 0;
+	if (rep >= 0)	/* rep -1: the warm-up */
+		printf("BENCH {\"bench\": \"khugepaged_skip\", \"case\": \"%s\", "
 	       "\"rep\": %d, \"mib\": %d, \"window_s\": %d, \"huge_pct\": %d, "
 	       "\"ranges_scanned\": %ld, \"mm_skips\": %ld, "
 	       "\"khugepaged_cpu_s\": %.2f}\n", policy, rep, BATCH_MIB,
@@ -928,12 +952,13 @@ static void skip_sample(const char *policy, int rep)
 	hp_child_stop(&c);
 out:
 	run_cmd(out, sizeof(out), "collapsectl unload %s", policy);
+	return rc;
 }
 
 static int khugepaged_cgroups(void)
 {
 	struct thp_settings s;
-	int order[] = { 0, 1, 2, 3 }, r, i;
+	int order[] = { 0, 1, 2, 3 }, r, i, rc = 0;
 
 	thp_save_settings();
 	thp_read_settings(&s);
@@ -941,27 +966,28 @@ static int khugepaged_cgroups(void)
 	s.thp_enabled = THP_MADVISE;
 	thp_push_settings(&s);
 	write_str(CGROOT "cgroup.subtree_control", "+memory");
-	for (r = 0; r < reps; r++) {
+	/* r == -1: warm up; a sample that fails aborts the benchmark */
+	for (r = -1; r < reps && !rc; r++) {
 		shuffle(order, 4);
-		for (i = 0; i < 4; i++) {
+		for (i = 0; i < 4 && !rc; i++) {
 			switch (order[i]) {
 			case 0:
-				priority_sample(false, r);
+				rc = priority_sample(false, r);
 				break;
 			case 1:
-				priority_sample(true, r);
+				rc = priority_sample(true, r);
 				break;
 			case 2:
-				skip_sample("passthrough", r);
+				rc = skip_sample("passthrough", r);
 				break;
 			case 3:
-				skip_sample("skip_huge", r);
+				rc = skip_sample("skip_huge", r);
 				break;
 			}
 		}
 	}
 	thp_restore_settings();
-	return 0;
+	return rc ? 1 : 0;
 }
 
 /* Per repetition: memcpy of 2 MiB blocks, then one collapse of as much. */

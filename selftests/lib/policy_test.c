@@ -144,7 +144,7 @@ static int hp_child_fn(void *arg)
 	signal(SIGUSR1, hp_on_usr1);
 	if (region_map(&r, c->nr))
 		return 1;
-	region_fill(&r, NULL);
+	region_fill(&r, c->skip);
 	if (madvise(r.p, r.len, MADV_HUGEPAGE))
 		return 2;
 	*c->addr = r.p;
@@ -164,7 +164,14 @@ static int hp_child_fn(void *arg)
 
 int hp_child_start(struct hp_child *c, const char *cg, size_t nr)
 {
+	return hp_child_start_sparse(c, cg, nr, NULL);
+}
+
+int hp_child_start_sparse(struct hp_child *c, const char *cg, size_t nr,
+			  bool (*skip)(size_t page))
+{
 	c->nr = nr;
+	c->skip = skip;
 	c->addr = mmap(NULL, sizeof(*c->addr), PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (c->addr == MAP_FAILED)

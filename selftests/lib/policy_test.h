@@ -64,8 +64,12 @@ struct hp_child {
 	pid_t pid;
 	size_t nr;
 	char **addr;		/* shared with the child: where it mapped it */
+	bool (*skip)(size_t page);	/* pages it leaves untouched */
 };
 int hp_child_start(struct hp_child *c, const char *cg, size_t nr);
+/* The same, leaving the pages for which skip(page index) is true empty */
+int hp_child_start_sparse(struct hp_child *c, const char *cg, size_t nr,
+			  bool (*skip)(size_t page));
 /* Share of its memory PMD-mapped, in percent */
 int hp_child_huge_pct(struct hp_child *c);
 bool hp_child_huge(struct hp_child *c);

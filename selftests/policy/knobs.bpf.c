@@ -37,6 +37,8 @@ u64 sb_address, sb_anon_pages, sb_scanned, sb_since_visit_ns, sb_mm;
 u64 sb_owner_cgroup_id;
 /* pte_limits calls (ranges) per visit: the most in one, and at the last */
 u64 visit_ranges_max, pte_limits_at_visit;
+/* pte_limits calls (ranges) per khugepaged pass: the same */
+u64 pass_ranges_max, pte_limits_at_pass;
 
 static int spin_until(u32 i, void *deadline)
 {
@@ -114,6 +116,9 @@ SEC("struct_ops/pass_size")
 u32 BPF_PROG(knobs_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
 {
 	nr_pass_size++;
+	if (nr_pte_limits - pte_limits_at_pass > pass_ranges_max)
+		pass_ranges_max = nr_pte_limits - pte_limits_at_pass;
+	pte_limits_at_pass = nr_pte_limits;
 	seen_dflt = dflt;
 	return pass_pages == KEEP ? dflt : pass_pages;
 }

@@ -7,10 +7,13 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collapse_test.h"
@@ -80,6 +83,74 @@ TEST(frugal_refuses_what_eager_collapses)
 	EXPECT_LT(0, policy_stat("frugal", "failed_none_limit"));
 	unload("frugal");
 	EXPECT_EQ(0, sparse_collapse_under("eager", 2));
+	EXPECT_EQ(2, policy_stat("eager", "collapse_succeeded"));
+	unload("eager");
+}
+
+/*
+ * @arg "swap" or "shared": one full huge page with 64 of its pages swapped
+ * out (to the guest's zram), or all but one shared with a child; then
+ * MADV_COLLAPSE. Returns its errno (0: collapsed and PMD-mapped; 100: "0"
+ * but not huge), 200+ when the setup failed.
+ */
+static int busy_collapse(void *arg)
+{
+	bool swap = !strcmp(arg, "swap");
+	long swpout = vmstat("pswpout");
+	struct region r;
+	pid_t child = 0;
+	int err = 0;
+
+	if (region_map(&r, 1))
+		return 200;
+	region_fill(&r, NULL);
+	if (swap) {
+		if (madvise(r.p, 64 * PAGE_SZ, MADV_PAGEOUT) ||
+		    vmstat("pswpout") <= swpout)
+			return 201;
+	} else {
+		child = fork();
+		if (child < 0)
+			return 202;
+		if (!child) {
+			pause();
+			_exit(0);
+		}
+		/* one writable pte, as a collapse needs: 511 stay shared */
+		*(volatile char *)r.p = *(volatile char *)r.p;
+	}
+	if (madvise(r.p, r.len, MADV_COLLAPSE))
+		err = errno;
+	else if (!range_is_huge(0, r.p, r.len))
+		err = 100;
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	if (!region_check(&r, NULL))
+		err = 203;
+	region_unmap(&r);
+	return err;
+}
+
+/*
+ * frugal leaves a range with more than 8 swapped-out or shared pages alone
+ * (EBUSY, counted by reason), where eager, keeping MADV_COLLAPSE's own
+ * limits (none), collapses both.
+ */
+TEST(frugal_leaves_swapped_and_shared_ranges)
+{
+	/* the guest always has zram swap (vm/init): none is a bug */
+	ASSERT_LT(0, read_num("/sys/block/zram0/disksize"));
+	ASSERT_EQ(0, load("frugal"));
+	EXPECT_EQ(EBUSY, run_in_cgroup("", busy_collapse, "swap"));
+	EXPECT_EQ(EBUSY, run_in_cgroup("", busy_collapse, "shared"));
+	EXPECT_EQ(1, policy_stat("frugal", "failed_swap_limit"));
+	EXPECT_EQ(1, policy_stat("frugal", "failed_shared_limit"));
+	unload("frugal");
+	ASSERT_EQ(0, load("eager"));
+	EXPECT_EQ(0, run_in_cgroup("", busy_collapse, "swap"));
+	EXPECT_EQ(0, run_in_cgroup("", busy_collapse, "shared"));
 	EXPECT_EQ(2, policy_stat("eager", "collapse_succeeded"));
 	unload("eager");
 }
@@ -160,8 +231,11 @@ TEST(numa_spread_uses_both_nodes)
 	region_unmap(&r);
 }
 
-/* A range that keeps failing gets vetoed instead of scanned again. */
-TEST(adaptive_stops_on_failing_range)
+/*
+ * A range that failed 3 times in a row is vetoed instead of scanned again,
+ * for 8 attempts (VETO_ROUNDS), then scanned once more.
+ */
+TEST(adaptive_vetoes_then_readmits_a_failing_range)
 {
 	struct region r;
 	struct iovec iov;
@@ -178,11 +252,18 @@ TEST(adaptive_stops_on_failing_range)
 		EXPECT_EQ(-1, madvise(r.p, r.len, MADV_COLLAPSE));
 		EXPECT_EQ(EAGAIN, errno);
 	}
-	/* fourth time: not scanned, vetoed */
-	EXPECT_EQ(-1, madvise(r.p, r.len, MADV_COLLAPSE));
-	EXPECT_EQ(EBUSY, errno);
-	EXPECT_EQ(1, policy_stat("adaptive", "vetoes"));
+	/* the next 8 times: not scanned, vetoed */
+	for (i = 0; i < 8; i++) {
+		EXPECT_EQ(-1, madvise(r.p, r.len, MADV_COLLAPSE));
+		EXPECT_EQ(EBUSY, errno);
+	}
+	EXPECT_EQ(8, policy_stat("adaptive", "vetoes"));
 	EXPECT_EQ(3, policy_stat("adaptive", "failed_busy_page"));
+	/* then re-admitted: scanned, and failing again */
+	EXPECT_EQ(-1, madvise(r.p, r.len, MADV_COLLAPSE));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_EQ(8, policy_stat("adaptive", "vetoes"));
+	EXPECT_EQ(4, policy_stat("adaptive", "failed_busy_page"));
 	close(pfd[0]);
 	close(pfd[1]);
 	unload("adaptive");
@@ -197,6 +278,39 @@ TEST(adaptive_grows_batches)
 	EXPECT_GT(8, policy_stat("adaptive", "batches"));
 	EXPECT_EQ(64, policy_stat("adaptive", "batch_pmds"));
 	unload("adaptive");
+}
+
+/*
+ * Node 1 taken down to its reserve by a filler (less than 64 MiB free):
+ * numa_spread skips it, every huge page is chosen on node 0, and none is
+ * first tried on the full node (no fallback counted).
+ */
+TEST(numa_spread_skips_a_full_node)
+{
+	struct region r;
+	pid_t filler;
+	int i, on0 = 0;
+
+	ASSERT_EQ(0, access("/sys/devices/system/node/node1", F_OK));
+	ASSERT_EQ(0, load("numa_spread"));	/* before the region: see above */
+	filler = start_filler(1, node_room, 256);
+	ASSERT_LT(0, filler) TH_LOG("could not take node 1's free memory");
+	ASSERT_EQ(0, region_map(&r, 8));
+	region_fill(&r, NULL);
+	EXPECT_EQ(0, madvise(r.p, r.len, MADV_COLLAPSE));
+	EXPECT_TRUE(range_is_huge(0, r.p, r.len));
+	for (i = 0; i < 8; i++)
+		on0 += page_node(r.p + i * HPAGE_SZ) == 0;
+	kill(filler, SIGKILL);
+	waitpid(filler, NULL, 0);
+	TH_LOG("%d of 8 huge pages on node 0; %ld fallbacks", on0,
+	       policy_stat("numa_spread", "target_node_fallback"));
+	EXPECT_EQ(8, on0);
+	EXPECT_EQ(8, policy_stat("numa_spread", "target_node_chosen"));
+	EXPECT_EQ(0, policy_stat("numa_spread", "target_node_fallback"));
+	EXPECT_TRUE(region_check(&r, NULL));
+	unload("numa_spread");
+	region_unmap(&r);
 }
 
 /* Half of each huge page is never touched: 256 empty ptes per range. */
@@ -344,11 +458,108 @@ TEST_F_TIMEOUT(khugepaged, skip_huge_skips_huge_mms, 180)
 	unload("skip_huge");
 }
 
+/*
+ * eager at the root, khugepaged refusing half-empty ranges (max_ptes_none
+ * 0) in passes of one PMD, one pass a second: eager's limits collapse a
+ * 16-PMD half-empty heap anyway, in passes 8 times as big (one PMD a pass
+ * would need 16 passes).
+ */
+TEST_F_TIMEOUT(khugepaged, eager_sparse_ranges_in_bigger_passes, 240)
+{
+	struct thp_settings s = *thp_current_settings();
+	struct hp_child c = {};
+	long passes;
+
+	s.khugepaged.max_ptes_none = 0;
+	s.khugepaged.pages_to_scan = HPAGE_NR;
+	s.khugepaged.scan_sleep_millisecs = 1000;
+	thp_push_settings(&s);
+	ASSERT_EQ(0, load("eager"));
+	passes = policy_stat("eager", "khugepaged_passes");
+	ASSERT_EQ(0, hp_child_start_sparse(&c, "", 16, skip_half));
+	EXPECT_TRUE(hp_child_wait_huge(&c, 120));
+	passes = policy_stat("eager", "khugepaged_passes") - passes;
+	TH_LOG("16 half-empty PMDs collapsed within %ld passes", passes);
+	EXPECT_LT(0, passes);
+	EXPECT_GT(8, passes);
+	EXPECT_LE(16, policy_stat("eager", "collapse_succeeded"));
+	hp_child_stop(&c);
+	unload("eager");
+	thp_pop_settings();
+}
+
+/*
+ * A skipped mm is walked again once recheck_s (60 s) passed since its last
+ * scan: a huge page split meanwhile is found and collapsed again, after a
+ * while and not at once.
+ */
+TEST_F_TIMEOUT(khugepaged, skip_huge_rechecks_after_a_while, 240)
+{
+	struct hp_child c = {};
+	time_t t0;
+	long skips;
+
+	ASSERT_EQ(0, load("skip_huge"));
+	ASSERT_EQ(0, hp_child_start(&c, "", 8));
+	EXPECT_TRUE(hp_child_wait_huge(&c, 60));
+	/* one complete walk that finds it huge: skipped from then on */
+	EXPECT_TRUE(wait_full_scans(30));
+	t0 = time(NULL);
+	ASSERT_EQ(0, hp_child_refault_first(&c));
+	skips = policy_stat("skip_huge", "khugepaged_mm_skips");
+	EXPECT_TRUE(hp_child_wait_huge(&c, 150));
+	TH_LOG("huge again after %lds, %ld visits skipped meanwhile",
+	       (long)(time(NULL) - t0),
+	       policy_stat("skip_huge", "khugepaged_mm_skips") - skips);
+	EXPECT_LE(30, time(NULL) - t0);
+	EXPECT_LT(skips, policy_stat("skip_huge", "khugepaged_mm_skips"));
+	hp_child_stop(&c);
+	unload("skip_huge");
+}
+
 TEST(template_loads)
 {
 	ASSERT_EQ(0, load("policy_template")) TH_LOG("%s", out);
 	EXPECT_TRUE(policy_attached("policy_template"));
 	unload("policy_template");
+}
+
+/* A PMD pinned by a pipe (vmsplice): its collapse fails with EAGAIN */
+static int pinned_collapse(void *arg)
+{
+	struct region r;
+	struct iovec iov;
+	int pfd[2], err = 0;
+
+	if (region_map(&r, 1) || pipe(pfd))
+		return 200;
+	region_fill(&r, NULL);
+	iov.iov_base = r.p;
+	iov.iov_len = PAGE_SZ;
+	if (vmsplice(pfd[1], &iov, 1, 0) != (ssize_t)PAGE_SZ)
+		return 201;
+	if (madvise(r.p, r.len, MADV_COLLAPSE))
+		err = errno;
+	close(pfd[0]);
+	close(pfd[1]);
+	region_unmap(&r);
+	return err;
+}
+
+/*
+ * After 32 successes adaptive's batches are 32 PMDs; one failure brings
+ * them back to 8: the next 16 PMDs take two batches, not one.
+ */
+TEST(adaptive_falls_back_to_8_on_a_failure)
+{
+	long batches;
+
+	EXPECT_EQ(0, sparse_collapse_under("adaptive", 32));
+	EXPECT_EQ(EAGAIN, run_in_cgroup("", pinned_collapse, NULL));
+	batches = policy_stat("adaptive", "batches");
+	EXPECT_EQ(0, run_in_cgroup("", sparse_collapse, &(int){ 16 }));
+	EXPECT_EQ(2, policy_stat("adaptive", "batches") - batches);
+	unload("adaptive");
 }
 
 TEST_HARNESS_MAIN
