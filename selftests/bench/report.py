@@ -230,6 +230,31 @@ def scale(res, out):
             out.append(f"| {d} | {with_ci(res.values('s_per_gib', **b), 3)} | "
                        f"{with_ci(res.values('s_per_gib', **a), 3)} | {v} |")
         out.append("")
+        depths = sorted({s["depth"] for s in sel})
+        if len(depths) >= 2:
+            lo_d, hi_d = depths[0], depths[-1]
+
+            def extra(d):
+                """Per rep: what the policy adds at depth d, in s/GiB."""
+                pa = {s["rep"]: s["s_per_gib"] for s in res.select(bench="scale_depth", depth=d,
+                                                                   policy=1) if s.get("ok", 1)}
+                pb = {s["rep"]: s["s_per_gib"] for s in res.select(bench="scale_depth", depth=d,
+                                                                   policy=0) if s.get("ok", 1)}
+                return {r: pa[r] - pb[r] for r in pa if r in pb}
+            e_lo, e_hi = extra(lo_d), extra(hi_d)
+            mib = sel[0]["mib"]
+            # per rep: the growth per level, as microseconds per request
+            per = [(e_hi[r] - e_lo[r]) / (hi_d - lo_d) * mib / 1024 * 1e6
+                   for r in sorted(e_lo) if r in e_hi]
+            m, lo, hi, cov = median_ci(per)
+            if m is not None and cov >= 0.95:
+                shown = (f"{m:.0f} µs per request [{lo:.0f}, {hi:.0f}]" if lo > 0 or hi < 0 else
+                         f"not resolved: {m:.0f} µs per request [{lo:.0f}, {hi:.0f}] includes 0")
+            else:
+                shown = f"too few reps (n={len(per)})"
+            out.append(f"- what the policy lookup adds per cgroup level (depth {lo_d} to {hi_d}, "
+                       f"paired by rep; one lookup per request of {mib} MiB): {shown}")
+            out.append("")
     sel = res.select(bench="scale_siblings")
     if sel:
         steps = sorted({s["siblings"] for s in sel})
@@ -247,6 +272,16 @@ def scale(res, out):
                 v = verdict(m, lo, hi, n=min(len(xs), len(base)))
             out.append(f"| {k} | {with_ci(xs, 3)} | {v} |")
         out.append("")
+        last = res.values("s_per_gib", bench="scale_siblings", siblings=steps[-1])
+        if len(steps) > 1 and last and base:
+            m, lo, hi = boot_ratio(last, base)
+            n = min(len(last), len(base))
+            # goal: no growth with the attached policies; a ratio shown
+            # above 1.05 (5%) would not meet it
+            out.append(f"- {steps[-1]} sibling policies against {steps[0]}: {pct(m)} "
+                       f"[{pct(lo)}, {pct(hi)}] (goal: cost independent of the attached "
+                       f"policies, within 5%; {goal(lo, hi, 1.05, n)})")
+            out.append("")
 
 
 def paired_by_rep(res, key, a, b):

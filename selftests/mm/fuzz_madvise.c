@@ -3,9 +3,12 @@
  * Bad input: thousands of random madvise() and process_madvise() calls
  * (addresses inside, across and outside an arena, odd lengths, advice
  * numbers -2..37, which leaves out MADV_HWPOISON and MADV_SOFT_OFFLINE
- * (100, 101), random flags, good, stale and bogus pidfds). Every call must return 0 or a documented errno, the arena's
- * untouched pages must keep their contents, and nothing may stay charged
- * once the process is gone.
+ * (100, 101), random flags, good, stale and bogus pidfds). A call that
+ * an argument check decides before any memory is looked at must fail with
+ * exactly that check's errno, or succeed where the syscall does nothing (an
+ * empty iovec; decided_errno()); any other call must return
+ * 0 or a documented errno. The arena's untouched pages must keep their
+ * contents, and nothing may stay charged once the process is gone.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,6 +35,55 @@ static bool allowed(int err)
 	return false;
 }
 
+/* madvise()'s range checks: EINVAL when they refuse [start, start + len) */
+static int range_errno(unsigned long start, size_t len)
+{
+	size_t alen = (len + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
+
+	if (start & (PAGE_SZ - 1) || (len && !alen) || start + alen < start)
+		return EINVAL;
+	return -1;
+}
+
+enum pidfd_kind { PIDFD_OTHER, PIDFD_STALE, PIDFD_MINUS_ONE, PIDFD_BOGUS, PIDFD_SELF };
+
+/*
+ * The errno of a call an argument check decides before any memory is
+ * looked at, in the order the syscalls check (madvise: advice and range;
+ * process_madvise: flags, the iovec's length and access_ok, the pidfd, the
+ * advice, then madvise's range checks, which an empty iovec never reaches:
+ * 0); -1 when none decides it. An iovec ending
+ * past 2^56 is refused by access_ok whatever the paging mode; between
+ * 2^47 and 2^56 it depends on it, and is left undecided.
+ */
+static int decided_errno(bool remote, enum pidfd_kind pidfd, unsigned long addr,
+			 size_t len, int advice, unsigned int flags)
+{
+	unsigned long end = addr + len;
+
+	if (!remote)
+		return range_errno(addr, len);
+	if (flags & ~(MADV_F_COLLAPSE_LIMITS | MADV_F_COLLAPSE_DEFRAG) ||
+	    (flags && advice != MADV_COLLAPSE))
+		return EINVAL;
+	/* import_iovec(): a length that is negative as ssize_t, then access_ok */
+	if ((ssize_t)len < 0)
+		return EINVAL;
+	if (end < addr || end >= 1UL << 56)
+		return EFAULT;
+	if (end > (1UL << 47) - PAGE_SZ)
+		return -1;
+	if (pidfd == PIDFD_STALE || pidfd == PIDFD_MINUS_ONE || pidfd == PIDFD_BOGUS)
+		return EBADF;
+	if (advice != MADV_COLD && advice != MADV_PAGEOUT &&
+	    advice != MADV_WILLNEED && advice != MADV_COLLAPSE)
+		return EINVAL;
+	/* an empty iovec does nothing: not even madvise's range checks */
+	if (!len)
+		return 0;
+	return range_errno(addr, len);
+}
+
 static unsigned long rnd(unsigned int *seed)
 {
 	return ((unsigned long)rand_r(seed) << 31) ^ rand_r(seed);
@@ -42,7 +94,7 @@ static int fuzz(void *arg)
 {
 	unsigned int seed = *(unsigned int *)arg;
 	struct region arena, keep;
-	int self, other, stale, bad = 0, i;
+	int self, other, stale, bad = 0, decided = 0, i;
 	pid_t sibling;
 	long counts[2] = {};
 
@@ -64,7 +116,9 @@ static int fuzz(void *arg)
 		unsigned long r = rnd(&seed);
 		char *addr;
 		size_t len;
-		int advice, err, pidfd;
+		int advice, err, pidfd, want = -1;
+		enum pidfd_kind kind;
+		bool remote;
 		unsigned int flags;
 		long ret;
 
@@ -94,35 +148,47 @@ static int fuzz(void *arg)
 			advice = MADV_COLLAPSE;
 		flags = (r >> 16) % 3 ? (r >> 20) % 4 : (unsigned int)rnd(&seed);
 
-		if ((r >> 24) % 2) {
+		remote = !((r >> 24) % 2);
+		if (!remote) {
+			want = decided_errno(false, PIDFD_SELF, (unsigned long)addr,
+					     len, advice, 0);
 			errno = 0;
 			ret = madvise(addr, len, advice);
 			counts[0]++;
 		} else {
-			switch ((r >> 28) % 5) {
-			case 0: pidfd = other; break;
-			case 1: pidfd = stale; break;
-			case 2: pidfd = -1; break;
-			case 3: pidfd = 1000000; break;
+			kind = (r >> 28) % 5;
+			switch (kind) {
+			case PIDFD_OTHER: pidfd = other; break;
+			case PIDFD_STALE: pidfd = stale; break;
+			case PIDFD_MINUS_ONE: pidfd = -1; break;
+			case PIDFD_BOGUS: pidfd = 1000000; break;
 			default: pidfd = self; break;
 			}
+			want = decided_errno(true, kind, (unsigned long)addr, len,
+					     advice, flags);
 			errno = 0;
 			ret = sys_process_madvise(pidfd, addr, len, advice, flags);
 			counts[1]++;
 		}
 		err = ret < 0 ? errno : 0;
-		if (!allowed(err)) {
-			fprintf(stderr, "# call %d: advice %d flags %#x len %#zx: %s\n",
-				i, advice, flags, len, strerror(err));
+		if (want >= 0 ? err != want : !allowed(err)) {
+			fprintf(stderr, "# call %d: %s advice %d flags %#x addr %p len %#zx: %s, expected %s\n",
+				i, remote ? "process_madvise" : "madvise", advice,
+				flags, addr, len, strerror(err),
+				want >= 0 ? strerror(want) : "a documented errno");
 			bad++;
 		}
+		decided += want >= 0;
 	}
 	kill(sibling, SIGKILL);
 	waitpid(sibling, NULL, 0);
-	printf("# %ld madvise, %ld process_madvise calls, %d unexpected errnos\n",
-	       counts[0], counts[1], bad);
+	printf("# %ld madvise, %ld process_madvise calls (%d decided by an argument check), %d unexpected errnos\n",
+	       counts[0], counts[1], decided, bad);
 	if (!region_check(&keep, NULL))
 		return 201;
+	/* the exact checks ran: a good share of the calls is decided early */
+	if (decided < CALLS / 10)
+		return 203;
 	return bad ? 202 : 0;
 }
 

@@ -25,8 +25,13 @@
 
 static char out[8192];
 
+/*
+ * Attach @policy at the root, detaching first what an earlier case left
+ * (one killed by its timeout runs no cleanup): each case starts clean.
+ */
 static int load(const char *policy)
 {
+	unload_pinned_policies();
 	return run_cmd(out, sizeof(out), "collapsectl load " BPF "%s.bpf.o", policy);
 }
 
@@ -280,37 +285,51 @@ TEST(adaptive_grows_batches)
 	unload("adaptive");
 }
 
-/*
- * Node 1 taken down to its reserve by a filler (less than 64 MiB free):
- * numa_spread skips it, every huge page is chosen on node 0, and none is
- * first tried on the full node (no fallback counted).
- */
-TEST(numa_spread_skips_a_full_node)
+/* Node 1 taken down to its reserve by a filler: less than 64 MiB free */
+FIXTURE(full_node)
 {
-	struct region r;
 	pid_t filler;
-	int i, on0 = 0;
+	struct region r;
+};
 
+FIXTURE_SETUP(full_node)
+{
 	ASSERT_EQ(0, access("/sys/devices/system/node/node1", F_OK));
 	ASSERT_EQ(0, load("numa_spread"));	/* before the region: see above */
-	filler = start_filler(1, node_room, 256);
-	ASSERT_LT(0, filler) TH_LOG("could not take node 1's free memory");
-	ASSERT_EQ(0, region_map(&r, 8));
-	region_fill(&r, NULL);
-	EXPECT_EQ(0, madvise(r.p, r.len, MADV_COLLAPSE));
-	EXPECT_TRUE(range_is_huge(0, r.p, r.len));
+	self->filler = start_filler(1, node_room, 256);
+	ASSERT_LT(0, self->filler) TH_LOG("could not take node 1's free memory");
+	ASSERT_EQ(0, region_map(&self->r, 8));
+	region_fill(&self->r, NULL);
+}
+
+FIXTURE_TEARDOWN(full_node)
+{
+	if (self->filler > 0) {
+		kill(self->filler, SIGKILL);
+		waitpid(self->filler, NULL, 0);
+	}
+	region_unmap(&self->r);
+	unload("numa_spread");
+}
+
+/*
+ * numa_spread skips the full node: every huge page is chosen on node 0,
+ * and none is first tried on the full node (no fallback counted).
+ */
+TEST_F_TIMEOUT(full_node, numa_spread_skips_it, 300)
+{
+	int i, on0 = 0;
+
+	EXPECT_EQ(0, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
+	EXPECT_TRUE(range_is_huge(0, self->r.p, self->r.len));
 	for (i = 0; i < 8; i++)
-		on0 += page_node(r.p + i * HPAGE_SZ) == 0;
-	kill(filler, SIGKILL);
-	waitpid(filler, NULL, 0);
+		on0 += page_node(self->r.p + i * HPAGE_SZ) == 0;
 	TH_LOG("%d of 8 huge pages on node 0; %ld fallbacks", on0,
 	       policy_stat("numa_spread", "target_node_fallback"));
 	EXPECT_EQ(8, on0);
 	EXPECT_EQ(8, policy_stat("numa_spread", "target_node_chosen"));
 	EXPECT_EQ(0, policy_stat("numa_spread", "target_node_fallback"));
-	EXPECT_TRUE(region_check(&r, NULL));
-	unload("numa_spread");
-	region_unmap(&r);
+	EXPECT_TRUE(region_check(&self->r, NULL));
 }
 
 /* Half of each huge page is never touched: 256 empty ptes per range. */
