@@ -8,7 +8,9 @@
 # selftests/expected.txt lists the programs the suite runs and their cases
 # (one program per line: NAME CASE...). Only listed programs go into the
 # guest; a program whose source is not listed fails the build (it would
-# never run), a listed one without a source fails the run.
+# never run), a listed one without a source fails the run. So does a
+# program without a row in README.md's test table, or a row without a
+# program.
 ST_OUT     := $(BUILD)/selftests
 ST_EXPECTED := selftests/expected.txt
 ST_LISTED  := $(shell awk '{ sub(/\#.*/, "") } NF { print $$1 }' $(ST_EXPECTED))
@@ -22,6 +24,11 @@ ST_NAMES   := $(notdir $(basename $(ST_SRCS)))
 ST_BINS    := $(patsubst %,$(ST_OUT)/bin/%,$(ST_NAMES))
 ST_UNLISTED := $(filter-out $(ST_LISTED),$(ST_NAMES))
 ST_NOSRC   := $(filter-out $(ST_NAMES) khugepaged-%,$(ST_LISTED))
+# README.md's test table: a row "| `DIR/NAME` | what it proves |" for every
+# program, and none for a program that is gone (checked with the list)
+ST_ROWS    := $(shell sed -n 's/^| `\(mm\|policy\|loader\|stress\)\/\([a-z0-9_]*\)` |.*/\2/p' README.md)
+ST_NOROW   := $(filter-out $(ST_ROWS),$(ST_NAMES))
+ST_STALEROW := $(filter-out $(ST_NAMES),$(ST_ROWS))
 ST_BPF     := $(wildcard selftests/*/*.bpf.c)
 ST_CFLAGS   = $(USER_CFLAGS) -Wno-sign-compare -Wno-clobbered -Iselftests/lib -Iselftests/policy \
 	      -Iloader -I$(ST_OUT) \
@@ -83,6 +90,16 @@ $(GUEST)/selftests/expected.txt: FORCE
 		echo "selftests: warning: $(ST_EXPECTED) lists $$n but there is no" \
 		     "selftests/*/$$n.c: the run will fail" >&2; \
 	done
+	@if [ -n "$(ST_NOROW)$(ST_STALEROW)" ]; then \
+		for n in $(ST_NOROW); do \
+			echo "selftests: README.md's test table has no row for $$n:" \
+			     "add '| \`DIR/$$n\` | what it proves |'" >&2; \
+		done; \
+		for n in $(ST_STALEROW); do \
+			echo "selftests: README.md's test table has a row for $$n," \
+			     "which has no selftests/*/$$n.c: remove it" >&2; \
+		done; exit 1; \
+	fi
 	@mkdir -p $(dir $@)
 	@cmp -s $(ST_EXPECTED) $@ || install -m 644 $(ST_EXPECTED) $@
 # The tests' BPF objects, for the collapsectl and bpftool tests

@@ -242,17 +242,29 @@ static const struct scale_case {
 };
 #define NR_SCALE_CASES	((int)(sizeof(scale_cases) / sizeof(scale_cases[0])))
 
-/* "d1/d2/.../dN": the workload's cgroup at depth @depth */
-static const char *scale_cg(int depth)
+/*
+ * "d1/.../dK" (@leaf false): the chain of inner cgroups, memcg enabled in
+ * each; "d1/.../d(K-1)/w" (@leaf true): the workload's cgroup at depth K,
+ * a leaf (cgroup v2 puts no process in a cgroup that enables controllers
+ * for its children).
+ */
+static const char *scale_path(int depth, bool leaf)
 {
 	static char path[128];
-	int i, len = 0;
+	int i, len = 0, inner = leaf ? depth - 1 : depth;
 
 	path[0] = 0;
-	for (i = 1; i <= depth; i++)
+	for (i = 1; i <= inner; i++)
 		len += snprintf(path + len, sizeof(path) - len, "%sd%d",
 				i > 1 ? "/" : "", i);
+	if (leaf)
+		snprintf(path + len, sizeof(path) - len, "%sw", inner ? "/" : "");
 	return path;
+}
+
+static const char *scale_cg(int depth)
+{
+	return scale_path(depth, true);
 }
 
 static int scale_sample(const char *bench, const char *cg, int depth,
@@ -299,17 +311,24 @@ static int scale(void)
 	double t;
 
 	write_str(CGROOT "cgroup.subtree_control", "+memory");
-	for (d = 1; d <= SCALE_DEPTH; d++) {
-		if (cg_create(scale_cg(d), NULL))
+	for (d = 1; d < SCALE_DEPTH; d++) {
+		if (cg_create(scale_path(d, false), NULL))
 			return 1;
 		snprintf(cg, sizeof(cg), CGROOT "%s/cgroup.subtree_control",
-			 scale_cg(d));
-		if (d < SCALE_DEPTH)
-			write_str(cg, "+memory");
+			 scale_path(d, false));
+		write_str(cg, "+memory");
 	}
+	for (i = 0; i < NR_SCALE_CASES; i++)
+		if (cg_create(scale_cg(scale_cases[i].depth), NULL))
+			return 1;
 	for (i = 0; i < NR_SCALE_CASES; i++) {
 		order[i] = i;
-		timed(scale_cg(scale_cases[i].depth), &t);	/* warm up */
+		/* warm up; a workload that cannot collapse there aborts */
+		if (!timed(scale_cg(scale_cases[i].depth), &t)) {
+			fprintf(stderr, "collapse_bench: scale: no collapse in %s\n",
+				scale_cg(scale_cases[i].depth));
+			return 1;
+		}
 	}
 	for (r = 0; r < reps; r++) {
 		shuffle(order, NR_SCALE_CASES);
@@ -339,8 +358,10 @@ static int scale(void)
 		cg_remove(cg);
 	}
 	cg_remove("sib");
-	for (d = SCALE_DEPTH; d >= 1; d--)
-		cg_remove(scale_cg(d));
+	for (i = 0; i < NR_SCALE_CASES; i++)
+		cg_remove(scale_cg(scale_cases[i].depth));
+	for (d = SCALE_DEPTH - 1; d >= 1; d--)
+		cg_remove(scale_path(d, false));
 	return 0;
 }
 
