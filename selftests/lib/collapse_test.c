@@ -555,3 +555,11 @@ pid_t start_filler(int nid, long (*room)(int nid), long target)
 	close(fd[0]);
 	return pid;
 }
+
+void stop_filler(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}

@@ -104,6 +104,8 @@ long free_above_reserve(int unused);
  * the reserve, it OOM-kills nothing.
  */
 pid_t start_filler(int nid, long (*room)(int nid), long target);
+/* Kill a filler (if @pid > 0) and wait for its memory to be freed. */
+void stop_filler(pid_t pid);
 
 /* /proc/vmstat counter, or -1. */
 long vmstat(const char *name);

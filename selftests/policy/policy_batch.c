@@ -341,10 +341,7 @@ FIXTURE_SETUP(reserve)
 
 FIXTURE_TEARDOWN(reserve)
 {
-	if (self->filler > 0) {
-		kill(self->filler, SIGKILL);
-		waitpid(self->filler, NULL, 0);
-	}
+	stop_filler(self->filler);
 	region_unmap(&self->r);
 	bpf_link__destroy(self->link);
 	knobs__destroy(self->skel);

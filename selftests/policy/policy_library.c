@@ -304,10 +304,7 @@ FIXTURE_SETUP(full_node)
 
 FIXTURE_TEARDOWN(full_node)
 {
-	if (self->filler > 0) {
-		kill(self->filler, SIGKILL);
-		waitpid(self->filler, NULL, 0);
-	}
+	stop_filler(self->filler);
 	region_unmap(&self->r);
 	unload("numa_spread");
 }

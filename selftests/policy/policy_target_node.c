@@ -244,8 +244,7 @@ TEST_F_TIMEOUT(node, full_node_falls_back, 300)
 	EXPECT_EQ(1, policy_stat("knobs", "target_node_chosen"));
 	EXPECT_EQ(1, policy_stat("knobs", "target_node_fallback"));
 
-	kill(filler, SIGKILL);
-	waitpid(filler, NULL, 0);
+	stop_filler(filler);
 	region_unmap(&r);
 	write_num("/proc/sys/vm/compact_unevictable_allowed", unevictable);
 }
