@@ -126,7 +126,11 @@ command_for() {
 		esac
 		[ -x /selftests/mm/khugepaged ] ||
 			{ echo "no /selftests/mm/khugepaged" >&2; return; }
-		echo "$pol /selftests/mm/khugepaged ${rest%-*}:${rest##*-} /mnt/thp"
+		# On one CPU: its MADV_PAGEOUT drains only the calling CPU's
+		# LRU batches, so pages faulted in on the other CPU just before
+		# may not be swapped out and check_swap() fails (seen once on
+		# the debug kernel, collapse_max_ptes_swap).
+		echo "taskset -c 0 $pol /selftests/mm/khugepaged ${rest%-*}:${rest##*-} /mnt/thp"
 		;;
 	*)
 		[ -x "$BIN/$1" ] || { echo "no $BIN/$1" >&2; return; }

@@ -180,15 +180,22 @@ static void *changer(void *arg)
 	return NULL;
 }
 
-/* One worker process: 2 writers, 2 collapsers, 1 changer. */
+/*
+ * One worker process: 2 writers, 2 collapsers, 1 changer, until the main
+ * thread closes the pipe (arg: its two ends). Not a timer of its own: the
+ * last round of policies, however late the kernel lets it end, still has
+ * workers collapsing under it.
+ */
 static int worker(void *arg)
 {
-	int secs = *(int *)arg;
+	int *stop_pipe = arg;
 	struct worker *w = calloc(1, sizeof(*w));
 	pthread_t t[5];
 	struct region r;
+	char c;
 	int i;
 
+	close(stop_pipe[1]);
 	if (!w || region_map(&r, SLOTS))
 		return 200;
 	w->base = r.p;
@@ -204,7 +211,8 @@ static int worker(void *arg)
 	pthread_create(&t[2], NULL, collapser, w);
 	pthread_create(&t[3], NULL, collapser, w);
 	pthread_create(&t[4], NULL, changer, w);
-	sleep(secs);
+	while (read(stop_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
 	w->stop = 1;
 	for (i = 0; i < 5; i++)
 		pthread_join(t[i], NULL);
@@ -255,6 +263,7 @@ TEST_F_TIMEOUT(stress, run, 600)
 	int rounds = 0, attached = 0, swaps = 0, tmp_attached = 0, consulted = 0;
 	long random_ranges = 0, random_clamped = 0, knobs_ranges = 0;
 	pid_t pids[WORKERS];
+	int stop_pipe[2];
 	uint64_t id_a, id_b;
 	time_t end;
 
@@ -262,8 +271,9 @@ TEST_F_TIMEOUT(stress, run, 600)
 	write_str(CGROOT "ce_stress/cgroup.subtree_control", "+memory");
 	ASSERT_EQ(0, cg_create("ce_stress/a", &id_a));
 	ASSERT_EQ(0, cg_create("ce_stress/b", &id_b));
-	pids[0] = start_in_cgroup("ce_stress/a", worker, &secs);
-	pids[1] = start_in_cgroup("ce_stress/b", worker, &secs);
+	ASSERT_EQ(0, pipe(stop_pipe));
+	pids[0] = start_in_cgroup("ce_stress/a", worker, stop_pipe);
+	pids[1] = start_in_cgroup("ce_stress/b", worker, stop_pipe);
 
 	end = time(NULL) + secs;
 	while (time(NULL) < end) {
@@ -317,6 +327,7 @@ TEST_F_TIMEOUT(stress, run, 600)
 		knobs__destroy(k2);
 		rounds++;
 	}
+	close(stop_pipe[1]);	/* the workers stop */
 	for (i = 0; i < WORKERS; i++) {
 		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
 		EXPECT_TRUE(WIFEXITED(status));
