@@ -1,9 +1,29 @@
 # collapse_ext: build the patched kernel, the tools and the guest, then
 # boot it under QEMU.  `make run` and `make test` are the two commands;
-# everything else is a step they build on.  Generated files go to build/.
+# everything else is a step they build on.
+#
+# Two kernel bases, each a directory of kernel/: 6.12 (the stable series)
+# and 7.3 (today's kernel). KERNEL=BASE picks one; everything built for it
+# goes to build/BASE/ (the tree, its objects, the tools and tests built
+# against its headers, its guest). Without KERNEL, `make test` and `make
+# test-debug` run every base of KERNELS in turn, every other target builds
+# the first.
 
 ROOT      := $(abspath .)
-BUILD     := $(ROOT)/build
+# The bases `make test` covers when no KERNEL is given.
+KERNELS   ?= 6.12
+ifeq ($(origin KERNEL),undefined)
+KERNEL    := $(firstword $(KERNELS))
+ALL_BASES := 1
+endif
+KDIR      := kernel/$(KERNEL)
+ifeq ($(wildcard $(KDIR)/base),)
+$(error KERNEL=$(KERNEL): no kernel/$(KERNEL)/base; the bases are: $(patsubst kernel/%/base,%,$(wildcard kernel/*/base)))
+endif
+include $(KDIR)/base
+BUILD     := $(ROOT)/build/$(KERNEL)
+# the scripts (selftests/vm/run, mutate.sh, ...) find this base's guest
+export BUILD KERNEL
 KSRC      := $(BUILD)/linux
 KOBJ      := $(BUILD)/kobj
 BZIMAGE   := $(KOBJ)/arch/x86/boot/bzImage
@@ -23,9 +43,9 @@ USER_CFLAGS  = $(CFLAGS) -isystem $(HDRS)/include -I$(LIBBPF)/include \
 USER_LDFLAGS = -static
 LIBBPF_LIBS  = $(LIBBPF)/libbpf.a -lelf -lz
 
-# kernel/configs/debug.config is for `make test-debug` only
-KCONFIGS  := $(sort $(filter-out %/debug.config,$(wildcard kernel/configs/*.config)))
-PATCHES   := $(sort $(wildcard kernel/patches/*.patch))
+# $(KDIR)/configs/debug.config is for `make test-debug` only
+KCONFIGS  := $(sort $(filter-out %/debug.config,$(wildcard $(KDIR)/configs/*.config)))
+PATCHES   := $(sort $(wildcard $(KDIR)/patches/*.patch))
 
 .PHONY: FORCE all run test test-debug deps kernel kernel-source kernel-config kernel-export check-series mutate \
 	headers libbpf bpftool bpf-progs loader selftests samples initramfs \
@@ -34,21 +54,22 @@ PATCHES   := $(sort $(wildcard kernel/patches/*.patch))
 all: initramfs
 
 help:
+	@echo "KERNEL=BASE picks the kernel base (kernel/BASE/: $(patsubst kernel/%/base,%,$(wildcard kernel/*/base))); build/BASE/ holds its build"
 	@echo "make run          build everything, boot the kernel, show collapse_ext"
-	@echo "make test         build everything, run the test suite in the guest"
-	@echo "make test-debug   the suite on a KASAN/lockdep/DEBUG_VM/kmemleak kernel"
+	@echo "make test         build everything, run the test suite in the guest (every base of KERNELS=$(KERNELS) without KERNEL)"
+	@echo "make test-debug   the suite on a KASAN/lockdep/DEBUG_VM/kmemleak kernel (likewise)"
 	@echo "make kernel       fetch, patch, configure and build the kernel"
-	@echo "make kernel-export  write build/linux commits to kernel/patches/"
+	@echo "make kernel-export  write build/BASE/linux commits to kernel/BASE/patches/"
 	@echo "make check-series   build every prefix of the series, checkpatch each patch"
-	@echo "make mutate       break the kernel on purpose (kernel/mutations/): every mutation must fail its tests"
+	@echo "make mutate       break the kernel on purpose (kernel/BASE/mutations/): every mutation must fail its tests"
 	@echo "make initramfs    build the guest (tools, policies, tests)"
 	@echo "make bench        benchmarks: medians with 95% CIs (~30 min; see README)"
-	@echo "make bench-readme  rewrite README.md's Performance numbers from build/bench/results.json"
-	@echo "make deb          Debian packages: collapse-ext-tools and the kernel, in build/deb/"
+	@echo "make bench-readme  rewrite README.md's Performance numbers from build/BASE/bench/results.json"
+	@echo "make deb          Debian packages: collapse-ext-tools and the kernel, in build/BASE/deb/"
 	@echo "make test-deb     check them: lintian, install (as root), boot the packaged kernel"
-	@echo "make deb-kernel-distro  the kernel with Debian's 6.12 config, packaged (hours)"
+	@echo "make deb-kernel-distro  the kernel with Debian's config of the base, packaged (hours)"
 	@echo "make ab-redis     A/B of two policies on Debian's redis-server under collapsectl ab --reps (~4 min)"
-	@echo "make clean        remove build/ except the kernel tree"
+	@echo "make clean        remove build/BASE/ except the kernel tree"
 
 # --- host packages -----------------------------------------------------------
 $(BUILD)/.deps: kernel/scripts/ensure-deps.sh
@@ -62,7 +83,7 @@ deps: $(BUILD)/.deps
 KSTAMP := $(KSRC)/.git/collapse_ext-applied
 FORCE:
 $(KSTAMP): FORCE $(BUILD)/.deps
-	@kernel/scripts/prepare-source.sh $(KSRC) $(ROOT)/kernel/patches
+	@kernel/scripts/prepare-source.sh $(KSRC) $(ROOT)/$(KDIR)
 kernel-source: $(KSTAMP)
 
 # $(call kconfig,SRC,OBJ,FRAGMENTS): tinyconfig plus the fragments, in OBJ
@@ -84,13 +105,13 @@ $(BZIMAGE): FORCE $(KOBJ)/.config
 kernel: $(BZIMAGE)
 
 kernel-export:
-	@kernel/scripts/export-patches.sh $(KSRC) $(ROOT)/kernel/patches
+	@kernel/scripts/export-patches.sh $(KSRC) $(ROOT)/$(KDIR)/patches
 
 # Every prefix of the series builds, every patch is checkpatch-clean
 check-series: $(KOBJ)/.config
-	@kernel/scripts/check-series.sh $(KSRC) $(KOBJ) $(ROOT)/kernel/patches
+	@kernel/scripts/check-series.sh $(KSRC) $(KOBJ) $(ROOT)/$(KDIR)/patches
 
-# Each kernel/mutations/*.patch applied to a scratch copy of the patched
+# Each $(KDIR)/mutations/*.patch applied to a scratch copy of the patched
 # tree must make the programs it names fail; writes README's mutation table.
 # MUTATE=FILTER runs only the mutations whose name contains FILTER.
 mutate: initramfs
@@ -160,27 +181,43 @@ run: initramfs
 	@selftests/vm/kernel-problems $(BUILD)/run/console.log
 	@samples/plot_ab.sh $(BUILD)/run/console.log $(BUILD)/run/coverage.png
 
+ifdef ALL_BASES
+# No KERNEL given: the suite on every base of KERNELS in turn, all of them
+# run even when one fails, and one closing line.
+test test-debug:
+	@failed=""; for k in $(KERNELS); do \
+		echo "== make $@ KERNEL=$$k"; \
+		$(MAKE) --no-print-directory KERNEL=$$k $@ || failed="$$failed $$k"; \
+	done; \
+	if [ -n "$$failed" ]; then \
+		echo "$@: FAILED on$$failed (of: $(KERNELS))"; exit 1; \
+	fi; \
+	echo "$@: passed on every base ($(KERNELS))"
+else
 test: initramfs
 	@selftests/vm/test
+endif
 
 # The same patches built with KASAN, lockdep, DEBUG_VM, DEBUG_ATOMIC_SLEEP,
 # DEBUG_LIST and kmemleak, running the whole suite: any report fails it.
 KOBJ_DEBUG := $(BUILD)/kobj-debug
 BZ_DEBUG   := $(KOBJ_DEBUG)/arch/x86/boot/bzImage
 
-$(KOBJ_DEBUG)/.config: $(KCONFIGS) kernel/configs/debug.config $(KSTAMP)
-	$(call kconfig,$(KSRC),$(KOBJ_DEBUG),$(KCONFIGS) kernel/configs/debug.config)
-	@kernel/scripts/check-config.sh $(KOBJ_DEBUG)/.config kernel/configs/debug.config
+$(KOBJ_DEBUG)/.config: $(KCONFIGS) $(KDIR)/configs/debug.config $(KSTAMP)
+	$(call kconfig,$(KSRC),$(KOBJ_DEBUG),$(KCONFIGS) $(KDIR)/configs/debug.config)
+	@kernel/scripts/check-config.sh $(KOBJ_DEBUG)/.config $(KDIR)/configs/debug.config
 
 $(BZ_DEBUG): FORCE $(KOBJ_DEBUG)/.config
 	$(MAKE) -s -C $(KSRC) O=$(KOBJ_DEBUG) -j$(JOBS) bzImage
 
+ifndef ALL_BASES
 test-debug: initramfs $(BZ_DEBUG)
-	@KERNEL=$(BZ_DEBUG) TEST_TIMEOUT=5400 PROG_TIMEOUT=$${PROG_TIMEOUT:-2700} selftests/vm/test
+	@BZIMAGE=$(BZ_DEBUG) TEST_TIMEOUT=5400 PROG_TIMEOUT=$${PROG_TIMEOUT:-2700} selftests/vm/test
+endif
 
 clean:
 	rm -rf $(BUILD)/vm $(BUILD)/bpf $(BUILD)/loader $(BUILD)/selftests \
 		$(BUILD)/samples $(BUILD)/bench
 
 distclean:
-	rm -rf $(BUILD)
+	rm -rf $(ROOT)/build

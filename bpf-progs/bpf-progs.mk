@@ -1,4 +1,4 @@
-# Policies: bpf-progs/NAME.bpf.c -> build/bpf/NAME.bpf.o (CO-RE, clang -target bpf),
+# Policies: bpf-progs/NAME.bpf.c -> build/BASE/bpf/NAME.bpf.o (CO-RE, clang -target bpf),
 # staged in the guest under /usr/share/collapse_ext/bpf/.
 GUEST        := $(BUILD)/vm/root
 BPF_OUT      := $(BUILD)/bpf

@@ -76,7 +76,7 @@ bool kernel_supported(void)
 	if (!access(CE_SYSFS, R_OK | X_OK))
 		return true;
 	fail("this kernel has no collapse_ext (%s is missing): boot a kernel "
-	     "built with CONFIG_COLLAPSE_EXT=y and the patches in kernel/patches "
+	     "built with CONFIG_COLLAPSE_EXT=y and the patches in kernel/BASE/patches "
 	     "(make kernel)", CE_SYSFS);
 	return false;
 }

@@ -1,4 +1,4 @@
-# collapsectl: static libbpf loader -> build/loader/collapsectl, /usr/bin in the guest.
+# collapsectl: static libbpf loader -> build/BASE/loader/collapsectl, /usr/bin in the guest.
 # JSON goes through bpftool's json_writer.c, compiled from the kernel tree.
 LOADER_SRCS := $(wildcard loader/*.c)
 LOADER_EXTRA_SRCS := $(KSRC)/tools/bpf/bpftool/json_writer.c

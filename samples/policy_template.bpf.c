@@ -4,10 +4,10 @@
  *
  * Copy this file, rename the policy in COLLAPSE_EXT_OPS() at the bottom,
  * keep the hooks you need (each is optional) and build it the way `make`
- * builds bpf-progs/ (CO-RE, against build/vmlinux.h):
+ * builds bpf-progs/ (CO-RE, against build/6.12/vmlinux.h):
  *
- *	clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ibuild \
- *		-Ibuild/libbpf/include -Ibpf-progs -c my.bpf.c -o my.bpf.o
+ *	clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ibuild/6.12 \
+ *		-Ibuild/6.12/libbpf/include -Ibpf-progs -c my.bpf.c -o my.bpf.o
  *
  * then try it on the collapse_ext kernel:
  *

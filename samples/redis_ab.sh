@@ -3,7 +3,7 @@
 # policies, compared by `collapsectl ab --reps` in the guest (README: "A/B
 # on a real application: redis"). `make ab-redis` runs it.
 #
-# Usage (host):  samples/redis_ab.sh [OUTDIR]     (default build/ab-redis)
+# Usage (host):  samples/redis_ab.sh [OUTDIR]     (default build/BASE/ab-redis)
 #   Boots the guest (selftests/vm/run; BUILD=dir as there) with Debian's
 #   redis binaries and their shared libraries added, runs the comparison
 #   and writes OUTDIR/result.txt (what collapsectl ab printed) and
@@ -145,7 +145,7 @@ esac
 
 # ---- on the host ---------------------------------------------------------------
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${1:-$ROOT/build/ab-redis}
+OUT=${1:-${BUILD:-$ROOT/build/${KERNEL:-6.12}}/ab-redis}
 TIMEOUT=${TIMEOUT:-1500}
 BINS="redis-check-rdb redis-benchmark redis-cli"
 

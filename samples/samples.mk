@@ -1,4 +1,4 @@
-# Samples: samples/NAME.c -> build/samples/NAME, /usr/bin in the guest.
+# Samples: samples/NAME.c -> build/BASE/samples/NAME, /usr/bin in the guest.
 SAMPLE_SRCS := $(filter-out %.bpf.c,$(wildcard samples/*.c))
 SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 
@@ -25,7 +25,7 @@ GUEST_FILES += $(GUEST)/usr/share/collapse_ext/bpf/policy_template.bpf.o
 
 # A/B on a real application (README: "A/B on a real application: redis"):
 # Debian's redis under two policies, `collapsectl ab --reps` in the guest;
-# build/ab-redis/result.txt and result.csv. Installs redis-tools if missing.
+# build/BASE/ab-redis/result.txt and result.csv. Installs redis-tools if missing.
 .PHONY: ab-redis
 ab-redis: initramfs
 	@samples/redis_ab.sh $(BUILD)/ab-redis

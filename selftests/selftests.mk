@@ -2,7 +2,7 @@
 # (kselftest_harness.h), linked with the shared helpers in selftests/lib/
 # and the kernel tree's THP settings stack (selftests/mm/thp_settings.c),
 # staged in the guest as /selftests/bin/NAME.  Every selftests/*/NAME.bpf.c
-# is compiled and turned into a skeleton, build/selftests/NAME.skel.h.
+# is compiled and turned into a skeleton, build/BASE/selftests/NAME.skel.h.
 # The kernel tree's selftests/mm/khugepaged is staged as /selftests/mm/khugepaged.
 #
 # selftests/expected.txt lists the programs the suite runs and their cases

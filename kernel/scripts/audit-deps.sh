@@ -11,7 +11,7 @@
 # Usage: audit-deps.sh [--fetch] [--keep] [-- COMMAND [ARG...]]
 #        audit-deps.sh --log STRACE_LOG     (analyse a kept log again)
 #   --fetch   use an empty kernel-source cache, so that the apt download
-#             of linux-source-6.12 is traced too (150 MB from the mirror)
+#             of the linux-source packages is traced too (150 MB each)
 #   --keep    keep the raw strace log
 # The command runs from the top of the repository with a plain Debian PATH
 # (no ~/.local, pyenv or similar shims). Exit status: 1 when a package is

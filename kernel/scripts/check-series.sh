@@ -3,8 +3,8 @@
 # patch must build on its own (a bisect never lands on a broken tree) and
 # be checkpatch-clean.
 #
-# Works in a clone of build/linux (build/series) with its own object
-# directory (build/series-kobj, configured like build/kobj), so the main
+# Works in a clone of build/BASE/linux (build/BASE/series) with its own object
+# directory (build/BASE/series-kobj, configured like build/BASE/kobj), so the main
 # tree and its objects are never touched; builds are incremental from one
 # prefix to the next.
 #

@@ -1,14 +1,14 @@
 #!/bin/sh
-# Configure the patched tree like Debian's own 6.12 kernel, plus
-# collapse_ext, for `make deb-kernel-distro`.
+# Configure the patched tree like Debian's own kernel of its base (6.12,
+# 7.3), plus collapse_ext, for `make deb-kernel-distro`.
 #
-# The base is Debian's config for 6.12: /boot/config-$(uname -r) when this
-# host runs a 6.12 kernel, else config.ARCH_none_ARCH from the package
-# linux-config-6.12 (bookworm-backports on Debian 12), fetched like the
+# The base is Debian's config for that kernel: /boot/config-$(uname -r)
+# when this host runs it, else config.ARCH_none_ARCH from the package
+# linux-config-X.Y (from the suites of kernel/X.Y/base), fetched like the
 # source (fetch-source.sh: private apt state, the host's mirror, cached),
-# in the version of build/linux/.debian-version when the mirror has it.
+# in the version of the tree's .debian-version when the mirror has it.
 #
-# The fragments (kernel/configs/*.config but debug.config) describe the
+# The fragments (kernel/X.Y/configs/*.config but debug.config) describe the
 # tinyconfig QEMU guest as much as collapse_ext: merged as they are, they
 # would take networking, modules, USB and DRM out of a host kernel
 # (INET=n, MODULES=n, ...). So only what they switch ON is taken: every
@@ -20,31 +20,35 @@
 #   DEBUG_INFO_DWARF5             a choice: Debian's toolchain default stays.
 # Nothing Debian enables is disabled, no number (NR_CPUS, NODES_SHIFT) or
 # string changes. Then CONFIG_LOCALVERSION="-collapse-ext" (the kernel is
-# 6.12.N-collapse-ext, next to Debian's 6.12.N+bpo-ARCH) and no trusted-key
+# X.Y.N-collapse-ext, next to Debian's X.Y.N+bpo-ARCH) and no trusted-key
 # file (Debian's build passes its own; the tree has none). The result must
 # keep every option taken (check-config.sh) and have CONFIG_COLLAPSE_EXT=y
 # and CONFIG_DEBUG_INFO_BTF=y.
 #
-# Usage: distro-config.sh SRC OBJ FRAGMENT...   (writes OBJ/.config)
+# Usage: distro-config.sh SRC OBJ BASE_DIR FRAGMENT...   (writes OBJ/.config)
 set -eu
 SRC=$1
 OBJ=$2
-shift 2
+BASE_DIR=$3
+shift 3
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$BASE_DIR/base"
+kver=${DEB_SOURCE#linux-source-}
 mkdir -p "$OBJ"
 OBJ=$(cd "$OBJ" && pwd)
 
 base=""
 case "$(uname -r)" in
-6.12.*) [ -r "/boot/config-$(uname -r)" ] && base=/boot/config-$(uname -r) ;;
+"$kver".*) [ -r "/boot/config-$(uname -r)" ] && base=/boot/config-$(uname -r) ;;
 esac
 if [ -n "$base" ]; then
 	cp "$base" "$OBJ/debian.config"
 	echo "distro-config: base: $base (the running kernel)" >&2
 else
 	arch=$(dpkg --print-architecture)
-	deb=$("$HERE/fetch-source.sh" linux-config-6.12 "$(cat "$SRC/.debian-version" 2>/dev/null || true)")
-	member=./usr/src/linux-config-6.12/config.${arch}_none_${arch}.xz
+	deb=$("$HERE/fetch-source.sh" "linux-config-$kver" \
+		"$(cat "$SRC/.debian-version" 2>/dev/null || true)" "$DEB_SUITES")
+	member=./usr/src/linux-config-$kver/config.${arch}_none_${arch}.xz
 	if ! dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "$member" | xz -dc > "$OBJ/debian.config.tmp"; then
 		echo "distro-config: $deb has no $member" >&2
 		exit 1

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Write the commits of build/linux (pristine..HEAD) back to kernel/patches/
+# Write the commits of build/BASE/linux (pristine..HEAD) back to kernel/BASE/patches/
 # as a git format-patch series, replacing the old queue.
 # Usage: export-patches.sh SRC_DIR PATCH_DIR
 set -eu

@@ -1,20 +1,26 @@
 #!/bin/sh
-# Fetch linux-source-6.12 (or another package of Debian's linux source,
-# e.g. linux-config-6.12) from the Debian mirror this machine already uses.
+# Fetch a package of Debian's linux source (linux-source-6.12,
+# linux-config-7.3, ...) from the Debian mirror this machine already uses.
 #
-# The package comes from Debian 13 main, or from <codename>-backports on
-# Debian 12. apt runs with a private state/cache directory so the system's
-# apt configuration is never touched, and the mirror URI is read from the
-# system's apt sources: no host name is written in this repository.
+# The package comes from SUITES (a kernel base's kernel/BASE/base file says
+# which: 6.12 is in bookworm-backports and trixie, 7.3 in trixie-backports,
+# whatever release the host runs); without SUITES, from the host's release
+# and its backports. apt runs with a private state/cache directory so the
+# system's apt configuration is never touched, and the mirror URI is read
+# from the system's apt sources: no host name is written in this repository.
 #
-# Usage: fetch-source.sh [PACKAGE [VERSION]]
-#   prints the path of the cached .deb on stdout; PACKAGE defaults to
-#   linux-source-6.12; with VERSION, that version when the mirror still has
-#   it (else the newest, as without VERSION).
+# Usage: fetch-source.sh PACKAGE [VERSION [SUITES]]   (SUITES: comma-separated)
+#   prints the path of the cached .deb on stdout; with VERSION, that version
+#   when the mirror still has it (else the newest, as without VERSION).
 set -eu
 
-PKG=${1:-linux-source-6.12}
+if [ $# -lt 1 ] || [ -z "$1" ]; then
+	echo "usage: fetch-source.sh PACKAGE [VERSION [SUITES]]" >&2
+	exit 2
+fi
+PKG=$1
 WANT=${2:-}
+SUITES=$(echo "${3:-}" | tr , " ")
 CACHE=${COLLAPSE_EXT_CACHE:-$HOME/.cache/collapse_ext}
 APTDIR=$CACHE/apt
 mkdir -p "$CACHE" "$APTDIR/lists/partial" "$APTDIR/archives/partial" "$APTDIR/etc"
@@ -32,13 +38,13 @@ fi
 
 uri=$("$(dirname "$0")/apt-mirror.sh")
 
-. /etc/os-release
-codename=${VERSION_CODENAME:-}
-case "$codename" in
-bookworm) suites="bookworm-backports" ;;
-"") echo "fetch-source: cannot tell the Debian release from /etc/os-release" >&2; exit 1 ;;
-*) suites="$codename $codename-backports" ;;
-esac
+suites=$SUITES
+if [ -z "$suites" ]; then
+	. /etc/os-release
+	codename=${VERSION_CODENAME:-}
+	[ -n "$codename" ] || { echo "fetch-source: cannot tell the Debian release from /etc/os-release" >&2; exit 1; }
+	suites="$codename $codename-backports"
+fi
 
 : > "$APTDIR/etc/sources.list"
 for s in $suites; do

@@ -2,32 +2,37 @@
 # make mutate: break the patched kernel on purpose, one mutation at a time,
 # and check that the tests named for it catch it.
 #
-# Each kernel/mutations/NAME.patch is a small diff against the patched tree
-# (build/linux at HEAD) with a header of its own before the diff:
+# Each kernel/BASE/mutations/NAME.patch is a small diff against the patched
+# tree of that base (build/BASE/linux at HEAD; BASE is $KERNEL, 6.12 by
+# default) with a header of its own before the diff:
 #   Guarantee: the hook or guarantee it breaks (one line)
 #   Mutation: what the diff does (one line)
 #   Catch: PROGRAM... (programs of selftests/expected.txt to run on it)
-# For each one, this script resets a scratch worktree of build/linux
-# (build/mutate/linux, built in build/mutate/kobj with build/kobj's
-# .config) to HEAD, applies the diff, rebuilds the kernel incrementally,
+# For each one, this script resets a scratch worktree of build/BASE/linux
+# (build/BASE/mutate/linux, built in build/BASE/mutate/kobj with
+# build/BASE/kobj's .config) to HEAD, applies the diff, rebuilds the kernel incrementally,
 # boots it with the guest of `make initramfs` and runs the named programs
 # (selftests/vm/test). The mutation is caught when that run fails (a case
 # fails, or the kernel reports a problem); it survives when the run
-# passes. The run is kept in build/mutate/NAME/ (test.tap, test.log).
+# passes. The run is kept in build/BASE/mutate/NAME/ (test.tap, test.log).
 #
-# Writes build/mutate/table.md, one row per mutation with the cases that
-# failed; run without filters, it also replaces the table between the
-# "mutate:begin"/"mutate:end" markers of README.md. Exits 1 when a mutation
+# Writes build/BASE/mutate/table.md, one row per mutation with the cases
+# that failed; run without filters, it also replaces the table between the
+# "mutate:begin BASE"/"mutate:end BASE" markers of README.md. Exits 1 when a mutation
 # survived, did not apply or did not build.
 #
 # Usage: kernel/scripts/mutate.sh [FILTER...]
 #   FILTER   only the mutations whose file name contains one of them
-# Environment: JOBS (make -j), PROG_TIMEOUT (per program in the guest,
+# Environment: KERNEL (the base, default 6.12), BUILD (default
+# build/BASE), JOBS (make -j), PROG_TIMEOUT (per program in the guest,
 # default 600 s), TEST_TIMEOUT (a whole run, default 300 s + 600 s a
 # program: a guest wedged by a mutation counts as caught).
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=$ROOT/build
+BASE=${KERNEL:-6.12}
+BUILD=${BUILD:-$ROOT/build/$BASE}
+export BUILD	# selftests/vm/test boots this base's guest
+MUTATIONS=$ROOT/kernel/$BASE/mutations
 KSRC=$BUILD/linux
 KOBJ=$BUILD/kobj
 MUT=$BUILD/mutate
@@ -68,7 +73,7 @@ TABLE=$MUT/table.md
 	echo "|---|---|---|---|"
 } > "$TABLE"
 status=0 total=0 caught=0
-for m in "$ROOT"/kernel/mutations/*.patch; do
+for m in "$MUTATIONS"/*.patch; do
 	[ -f "$m" ] || continue
 	name=$(basename "$m" .patch)
 	wanted "$name" "$@" || continue
@@ -105,7 +110,7 @@ for m in "$ROOT"/kernel/mutations/*.patch; do
 	# short, minutes a program, rather than the full suite's 50.
 	nprogs=$(echo $progs | wc -w)
 	# shellcheck disable=SC2086
-	if KERNEL=$MOBJ/arch/x86/boot/bzImage TEST_OUT=$out \
+	if BZIMAGE=$MOBJ/arch/x86/boot/bzImage TEST_OUT=$out \
 		TEST_TIMEOUT=${TEST_TIMEOUT:-$((300 + 600 * nprogs))} \
 		PROG_TIMEOUT=${PROG_TIMEOUT:-600} \
 		"$ROOT/selftests/vm/test" $progs >"$out/test.out" 2>&1; then
@@ -132,12 +137,12 @@ git -C "$WT" reset -q --hard
 
 echo "mutate: $caught of $total mutations caught; table in $TABLE"
 if [ $# -eq 0 ] && [ "$total" -gt 0 ]; then
-	awk -v t="$TABLE" '
-		/<!-- mutate:begin -->/ { print; while ((getline l < t) > 0) print l; skip = 1; next }
-		/<!-- mutate:end -->/ { skip = 0 }
+	awk -v t="$TABLE" -v b="<!-- mutate:begin $BASE -->" -v e="<!-- mutate:end $BASE -->" '
+		$0 == b { print; while ((getline l < t) > 0) print l; skip = 1; next }
+		$0 == e { skip = 0 }
 		!skip { print }' "$ROOT/README.md" > "$MUT/README.md"
-	if ! grep -q "<!-- mutate:begin -->" "$ROOT/README.md"; then
-		echo "mutate: README.md has no <!-- mutate:begin --> marker: table not written" >&2
+	if ! grep -qxF "<!-- mutate:begin $BASE -->" "$ROOT/README.md"; then
+		echo "mutate: README.md has no <!-- mutate:begin $BASE --> marker: table not written" >&2
 		status=1
 	elif ! cmp -s "$MUT/README.md" "$ROOT/README.md"; then
 		cp "$MUT/README.md" "$ROOT/README.md"

@@ -1,40 +1,48 @@
 #!/bin/sh
-# Extract the pristine 6.12 tree into build/linux as a git repository whose
-# first commit is the pristine source (tagged "pristine"), then apply
-# kernel/patches/*.patch in name order with git am.
+# Extract the pristine tree of a kernel base (kernel/BASE/base: the Debian
+# linux-source package and version) into build/BASE/linux as a git
+# repository whose first commit is the pristine source (tagged "pristine"),
+# then apply kernel/BASE/patches/*.patch in name order with git am.
 #
 # Re-running is incremental: when the patch queue is unchanged nothing is
 # touched; when it changed, the tree is reset to "pristine" and the queue is
 # re-applied (git only rewrites files whose content differs, so make stays
-# incremental). Commits made in build/linux that were not exported with
+# incremental). Commits made in build/BASE/linux that were not exported with
 # `make kernel-export` are never thrown away: the script stops instead.
 #
-# Usage: prepare-source.sh SRC_DIR PATCH_DIR [--pristine]
+# Usage: prepare-source.sh SRC_DIR BASE_DIR [--pristine]
+#   BASE_DIR is kernel/6.12, kernel/7.3, ...: its base file and patches/
 set -eu
 
 SRC=$1
-PATCHES=$2
+BASE_DIR=$2
+PATCHES=$BASE_DIR/patches
 PRISTINE_ONLY=${3:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
+if [ ! -f "$BASE_DIR/base" ]; then
+	echo "prepare-source: $BASE_DIR/base is missing: not a kernel base directory" >&2
+	exit 1
+fi
+. "$BASE_DIR/base"
 
 git_k() { git -C "$SRC" -c user.name=collapse_ext -c user.email=collapse_ext@localhost "$@"; }
 
 if [ ! -d "$SRC/.git" ]; then
-	deb=$("$HERE/fetch-source.sh")
+	deb=$("$HERE/fetch-source.sh" "$DEB_SOURCE" "$DEB_VERSION" "$DEB_SUITES")
 	ver=$(dpkg-deb -f "$deb" Version)
-	echo "prepare-source: extracting linux-source-6.12 $ver into $SRC" >&2
+	echo "prepare-source: extracting $DEB_SOURCE $ver into $SRC" >&2
 	tmp=$SRC.tmp
 	rm -rf "$tmp"
-	mkdir -p "$tmp"
-	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" ./usr/src/linux-source-6.12.tar.xz
-	tar -xJf "$tmp/usr/src/linux-source-6.12.tar.xz" -C "$tmp"
+	mkdir -p "$tmp" "$(dirname "$SRC")"
+	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" "./usr/src/$DEB_SOURCE.tar.xz"
+	tar -xJf "$tmp/usr/src/$DEB_SOURCE.tar.xz" -C "$tmp"
 	rm -rf "$SRC"
-	mv "$tmp/linux-source-6.12" "$SRC"
+	mv "$tmp/$DEB_SOURCE" "$SRC"
 	rm -rf "$tmp"
 	echo "$ver" > "$SRC/.debian-version"
 	git_k init -q
 	git_k add -A -f .
-	git_k commit -q -m "Linux 6.12 (Debian linux-source-6.12 $ver), pristine"
+	git_k commit -q -m "Linux ${DEB_SOURCE#linux-source-} (Debian $DEB_SOURCE $ver), pristine"
 	git_k tag pristine
 fi
 

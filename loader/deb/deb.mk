@@ -1,9 +1,9 @@
 # Debian packages (README "Packages"), included from the top Makefile.
-#   make deb                build/deb/collapse-ext-tools_VERSION_ARCH.deb and
-#                           the kernel of build/kobj's config as
-#                           build/deb/linux-image-KVER_*.deb (+ linux-libc-dev)
-#   make deb-kernel-distro  the kernel with Debian's 6.12 config + collapse_ext,
-#                           packaged in build/deb-distro/ (hours on 2 cores)
+#   make deb                build/BASE/deb/collapse-ext-tools_VERSION_ARCH.deb and
+#                           the kernel of build/BASE/kobj's config as
+#                           build/BASE/deb/linux-image-KVER_*.deb (+ linux-libc-dev)
+#   make deb-kernel-distro  the kernel with Debian's config of its base + collapse_ext,
+#                           packaged in build/BASE/deb-distro/ (hours on 2 cores)
 #   make test-deb           lintian, install, man pages, unit, and boot the
 #                           packaged kernel under QEMU (loader/deb/test-deb.sh)
 DEB_OUT   := $(BUILD)/deb
@@ -48,11 +48,11 @@ deb-tools: $(DEB_TOOLS)
 
 # --- the kernel --------------------------------------------------------------
 # bindeb-pkg (scripts/package/: dpkg-buildpackage, debhelper) relinks
-# vmlinux: its build number becomes the package revision. Run in build/kobj,
-# it changed build/kobj's vmlinux and bzImage, and the next `make kernel`
+# vmlinux: its build number becomes the package revision. Run in build/BASE/kobj,
+# it changed build/BASE/kobj's vmlinux and bzImage, and the next `make kernel`
 # relinked them again (measured: 56 s for bindeb-pkg, then 16 s and a new
-# bzImage, so a new initramfs, each way). So it runs in build/kobj-deb, an
-# rsync of build/kobj (timestamps kept: nothing is compiled again; tools/,
+# bzImage, so a new initramfs, each way). So it runs in build/BASE/kobj-deb, an
+# rsync of build/BASE/kobj (timestamps kept: nothing is compiled again; tools/,
 # whose objects record their absolute paths, is kept from the first copy).
 KOBJ_DEB     := $(BUILD)/kobj-deb
 DEB_DISTRO   := $(BUILD)/deb-distro
@@ -76,11 +76,11 @@ $(DEB_OUT)/.kernel: $(BZIMAGE) | $(BUILD)/.deps
 	@sed 's/^/deb: /' $@
 deb-kernel: $(DEB_OUT)/.kernel
 
-# Debian's own config for 6.12 (linux-config-6.12, or the running 6.12
-# kernel's), plus what kernel/configs/ switches on: see distro-config.sh.
+# Debian's own config for the base (linux-config-X.Y, or the running X.Y
+# kernel's), plus what $(KDIR)/configs/ switches on: see distro-config.sh.
 deb-kernel-distro: $(KSTAMP)
 	@kernel/scripts/ensure-deps.sh distro
-	@kernel/scripts/distro-config.sh $(KSRC) $(KOBJ_DISTRO) $(KCONFIGS)
+	@kernel/scripts/distro-config.sh $(KSRC) $(KOBJ_DISTRO) $(ROOT)/$(KDIR) $(KCONFIGS)
 	@rm -f $(DEB_DISTRO)/linux-*.deb $(DEB_DISTRO)/linux-upstream_*
 	$(BINDEB_ENV) nice $(MAKE) -C $(KSRC) O=$(KOBJ_DISTRO) -j$(JOBS) LOCALVERSION= \
 		$(BINDEB_FLAGS) bindeb-pkg

@@ -11,7 +11,7 @@
 #  4. the linux-image package's kernel (boot/vmlinuz-*) booted under QEMU
 #     with the guest initramfs: collapsectl loads, lists and unloads a
 #     policy, and the guest's `uname -v` must carry the package's build
-#     number (so the packaged kernel, not build/kobj's, ran).
+#     number (so the packaged kernel, not build/BASE/kobj's, ran).
 # Ends with one line: "test-deb: PASS ..." or "test-deb: FAIL: why".
 #
 # Usage: loader/deb/test-deb.sh TOOLS.deb DEB_DIR   (from the source tree)
@@ -137,7 +137,7 @@ build=${kver##*-}
 step "booting $(basename "$image") ($(basename "$vmlinuz")) under QEMU"
 log=$DEBDIR/test-deb-boot.log
 set +e
-KERNEL=$vmlinuz selftests/vm/run --timeout 300 --log "$log" -- sh -c '
+BZIMAGE=$vmlinuz selftests/vm/run --timeout 300 --log "$log" -- sh -c '
 	set -e
 	echo "uname: $(uname -r) $(uname -v)"
 	collapsectl --version

@@ -1,7 +1,7 @@
 # make bench: benchmarks, measured side by side in one run (see README).
 # collapse_bench runs in the guest (/usr/bin); run-bench.sh boots the
-# unpatched 6.12 built with the same config (build/kobj-base) and the
-# patched kernel, and tabulates and plots what it prints.
+# unpatched base kernel built with the same config (build/BASE/kobj-base)
+# and the patched kernel, and tabulates and plots what it prints.
 BASE_SRC    := $(BUILD)/linux-base
 BASE_OBJ    := $(BUILD)/kobj-base
 BASE_BZ     := $(BASE_OBJ)/arch/x86/boot/bzImage
@@ -15,7 +15,7 @@ $(GUEST)/usr/bin/collapse_bench: $(BENCH_BIN)
 	@install -D -m 755 $< $@
 GUEST_FILES += $(GUEST)/usr/bin/collapse_bench
 
-# The unpatched kernel: the pristine commit of build/linux (a git worktree,
+# The unpatched kernel: the pristine commit of build/BASE/linux (a git worktree,
 # made once), same config.
 $(BASE_SRC)/.git: | $(KSTAMP)
 	@rm -rf $(BASE_SRC)

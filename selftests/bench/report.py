@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Tabulate `make bench`: medians with 95% confidence intervals.
 
-Reads build/bench/results.json ({"meta": {...}, "samples": [...]}, one
+Reads build/BASE/bench/results.json ({"meta": {...}, "samples": [...]}, one
 sample per repetition of one case, as collapse_bench prints them) and
 prints the Performance tables in Markdown. With --readme FILE it replaces
 the text between "<!-- bench:begin -->" and "<!-- bench:end -->" in FILE
@@ -532,7 +532,7 @@ def report(doc):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("results", help="build/bench/results.json")
+    ap.add_argument("results", help="build/BASE/bench/results.json")
     ap.add_argument("--readme", metavar="FILE",
                     help="replace FILE's text between <!-- bench:begin --> and <!-- bench:end -->")
     a = ap.parse_args()

@@ -22,7 +22,7 @@ mkdir -p "$OUT"
 boot() {
 	label=$1; kernel=$2; extra=$3; shift 3
 	echo "== $label: $*" >&2
-	KERNEL=$kernel QEMU_EXTRA=$extra "$RUN" --timeout 3600 \
+	BZIMAGE=$kernel QEMU_EXTRA=$extra "$RUN" --timeout 3600 \
 		--log "$OUT/$label.log" -- "$@" > /dev/null 2>&1 || {
 		echo "run-bench: $label failed; see $OUT/$label.log" >&2
 		tail -n 20 "$OUT/$label.log" >&2
@@ -38,7 +38,7 @@ boot() {
 	tr -d '\r' < "$OUT/$label.log" | sed -n 's/^LAT //p' >> "$OUT/latencies"
 }
 
-PATCHED=${KERNEL:-$HERE/../../build/kobj/arch/x86/boot/bzImage}
+PATCHED=${BZIMAGE:-${BUILD:-$HERE/../../build/${KERNEL:-6.12}}/kobj/arch/x86/boot/bzImage}
 if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
 	load=$(cut -d' ' -f1-3 /proc/loadavg)
 	: > "$OUT/lines"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Pack the guest initramfs: busybox-static, /init, and the staged files
 # given (tools, policies, tests; see GUEST_FILES in the Makefile), each
-# under build/vm/root. Only those: a file left in build/vm/root by an
+# under build/BASE/vm/root. Only those: a file left in build/BASE/vm/root by an
 # earlier build (a deleted test's binary) does not go in.
 # Usage: mkinitramfs.sh OUTPUT.cpio.gz [STAGED_FILE...]
 set -eu
