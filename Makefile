@@ -39,7 +39,7 @@ CLANG     ?= clang
 CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 # Userspace is static (the guest has no libc) and sees the patched uapi.
 USER_CFLAGS  = $(CFLAGS) -isystem $(HDRS)/include -I$(LIBBPF)/include \
-	       -I$(KSRC)/tools/testing/selftests
+	       -I$(KSRC)/tools/testing/selftests -DKSFT_THP_H='"mm/$(KSFT_THP).h"'
 USER_LDFLAGS = -static
 LIBBPF_LIBS  = $(LIBBPF)/libbpf.a -lelf -lz
 

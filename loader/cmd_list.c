@@ -27,7 +27,7 @@ static long btf_member_offset(const struct btf *btf, const char *type,
 	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
 	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
 	const struct btf_member *mem;
-	int i;
+	unsigned int i;	/* btf_vlen() is __u16 in 6.12's libbpf, __u32 in 7.3's */
 
 	if (!t)
 		return -1;

@@ -35,7 +35,7 @@ static int member(struct bpf_object *obj, struct bpf_map *map,
 	const struct btf *btf = bpf_object__btf(obj);
 	const struct btf_type *t;
 	const struct btf_member *m;
-	int i;
+	unsigned int i;	/* btf_vlen() is __u16 in 6.12's libbpf, __u32 in 7.3's */
 
 	if (!btf)
 		return -ENOENT;

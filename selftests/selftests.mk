@@ -1,6 +1,6 @@
 # Selftests: every selftests/*/NAME.c with a main is one kselftest program
 # (kselftest_harness.h), linked with the shared helpers in selftests/lib/
-# and the kernel tree's THP settings stack (selftests/mm/thp_settings.c),
+# and the kernel tree's THP settings stack (selftests/mm/, $(KSFT_THP).c),
 # staged in the guest as /selftests/bin/NAME.  Every selftests/*/NAME.bpf.c
 # is compiled and turned into a skeleton, build/BASE/selftests/NAME.skel.h.
 # The kernel tree's selftests/mm/khugepaged is staged as /selftests/mm/khugepaged.
@@ -14,7 +14,9 @@
 ST_OUT     := $(BUILD)/selftests
 ST_EXPECTED := selftests/expected.txt
 ST_LISTED  := $(shell awk '{ sub(/\#.*/, "") } NF { print $$1 }' $(ST_EXPECTED))
-ST_THP     := $(ST_OUT)/thp_settings.o
+# The tree's THP settings helpers: thp_settings.c on 6.12, hugepage_settings.c
+# (with vm_util.c's file helpers) on 7.3, as kernel/BASE/base says.
+ST_THP     := $(patsubst %,$(ST_OUT)/ksft/%.o,$(KSFT_THP) $(KSFT_THP_DEPS))
 # loader/ops_data.c edits struct_ops data for collapsectl and the tests alike
 ST_LIB     := $(wildcard selftests/lib/*.c) loader/ops_data.c $(ST_THP)
 ST_LIB     += loader/ab_stats.c
@@ -55,14 +57,14 @@ $(ST_OUT)/bin/%: %.c $(ST_LIB) $(wildcard selftests/lib/*.h selftests/*/*.h load
 
 # Depends on the patch stamp, not on the sources: they appear in this same
 # make run on a fresh clone, after make has cached build/ as missing.
-KSFT_SRCS  := $(addprefix $(KSFT_MM)/,khugepaged.c vm_util.c thp_settings.c)
+KSFT_SRCS  := $(addprefix $(KSFT_MM)/,khugepaged.c vm_util.c $(KSFT_THP).c)
 
 # The tree's thp_settings.c, its read_num()/write_num()/read_file()/
 # write_file() renamed (they would clash with selftests/lib's).
-$(ST_THP): $(KSTAMP) $(HDRS)/.stamp selftests/lib/thp_settings_names.h
+$(ST_OUT)/ksft/%.o: $(KSTAMP) $(HDRS)/.stamp selftests/lib/thp_settings_names.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -w -include selftests/lib/thp_settings_names.h \
-		-c $(KSFT_MM)/thp_settings.c -o $@
+		-c $(KSFT_MM)/$*.c -o $@
 # Static PIE, not static: the test maps its areas at a fixed 1 GiB hint, and
 # x86-64 randomises the brk of a static (ET_EXEC) binary over 1 GiB above
 # its bss, so now and then the heap sat at the hint and setup failed

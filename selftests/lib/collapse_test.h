@@ -29,7 +29,7 @@
 #include "thp_settings_names.h"
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wignored-qualifiers"	/* const unsigned long f() */
-#include "mm/thp_settings.h"
+#include KSFT_THP_H	/* the tree's mm/thp_settings.h, or hugepage_settings.h */
 #pragma GCC diagnostic pop
 #undef read_file
 #undef write_file

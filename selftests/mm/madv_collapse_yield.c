@@ -331,8 +331,13 @@ TEST_F_TIMEOUT(yield, writer_hammer_keeps_contents, 300)
 	}
 	h.stop = 1;
 	pthread_join(t, &ret);
-	/* one vma again: a PMD the writer moved meanwhile kept its protection */
+	/*
+	 * One vma again: a PMD the writer moved meanwhile kept its protection,
+	 * and its VM_NOHUGEPAGE when the move raced with the split above
+	 * (MADV_COLLAPSE refuses such a vma with EINVAL).
+	 */
 	ASSERT_EQ(0, mprotect(self->r.p, self->r.len, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_HUGEPAGE));
 	yields = policy_stat("knobs", "lock_yields");
 	TH_LOG("%d of 10 collapses whole, %ld vma changes (%ld moves), %ld yields",
 	       ok, h.ops, h.moved, yields);
