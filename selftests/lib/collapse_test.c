@@ -538,11 +538,17 @@ pid_t start_filler(int nid, long (*room)(int nid), long target)
 		ok = room(nid) <= target;
 		if (write(fd[1], &ok, 1) != 1)
 			_exit(1);
-		/* memory freed later (KASAN's quarantine, reclaim) is taken too */
+		/*
+		 * Memory freed later (KASAN's quarantine drains megabytes at
+		 * once on the debug kernel, reclaim) is taken too, all of it
+		 * at each check: one chunk a millisecond left a node's free
+		 * huge page there for tens of milliseconds.
+		 */
 		for (;;) {
-			if (room(nid) > target)
-				mmap(NULL, chunk, PROT_READ | PROT_WRITE, flags,
-				     -1, 0);
+			for (i = 0; i < 1 << 16 && room(nid) > target; i++)
+				if (mmap(NULL, chunk, PROT_READ | PROT_WRITE,
+					 flags, -1, 0) == MAP_FAILED)
+					break;
 			usleep(1000);
 		}
 	}
