@@ -100,8 +100,9 @@ long free_above_reserve(int unused);
  * A child taking free memory with mlocked base pages (on node @nid, or
  * anywhere for -1) until room(nid) is at most @target pages, and holding
  * it there (memory freed later is taken too) until it is killed: its pid,
- * or -1 when the target could not be reached. Stopping at a target above
- * the reserve, it OOM-kills nothing.
+ * or -1 when the target could not be reached in two tries. Stopping above
+ * the reserve, it OOM-kills nothing else (on the debug kernel the OOM
+ * killer has taken the filler itself: hence the second try).
  */
 pid_t start_filler(int nid, long (*room)(int nid), long target);
 /* Kill a filler (if @pid > 0) and wait for its memory to be freed. */
