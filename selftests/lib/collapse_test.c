@@ -303,12 +303,19 @@ int tracing_mount(void)
 
 int mmap_write_locks_start(void)
 {
-	char tid[16];
+	char filter[64];
 
-	snprintf(tid, sizeof(tid), "%ld", (long)syscall(SYS_gettid));
+	/*
+	 * Filter on common_pid rather than through set_event_pid: the latter
+	 * registers probes on sched_switch/sched_waking, and patching those
+	 * hottest call sites while the other vCPU runs them crashed the guest
+	 * under QEMU TCG ("Oops: int3" in trace_sched_waking, twice).
+	 */
+	snprintf(filter, sizeof(filter),
+		 "common_pid == %ld && write == 1 && success == 1",
+		 (long)syscall(SYS_gettid));
 	if (tracing_mount() ||
-	    write_str(TRACING "set_event_pid", tid) ||
-	    write_str(MMAP_LOCK_EVENT "filter", "write == 1 && success == 1") ||
+	    write_str(MMAP_LOCK_EVENT "filter", filter) ||
 	    truncate_file(TRACING "trace") ||
 	    write_str(MMAP_LOCK_EVENT "enable", "1"))
 		return -1;
@@ -331,7 +338,6 @@ long mmap_write_locks_stop(void)
 	if (f)
 		fclose(f);
 	err |= write_str(MMAP_LOCK_EVENT "filter", "0");
-	err |= truncate_file(TRACING "set_event_pid");
 	err |= truncate_file(TRACING "trace");
 	return err ? -1 : n;
 }
