@@ -4,7 +4,11 @@ GUEST        := $(BUILD)/vm/root
 BPF_OUT      := $(BUILD)/bpf
 BPF_SRCS     := $(wildcard bpf-progs/*.bpf.c)
 BPF_OBJS     := $(patsubst bpf-progs/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
+# -fms-extensions: 7.3's vmlinux.h embeds tagged structs anonymously
+# ("struct __filename_head;" as a member), as the kernel is built since 6.19;
+# the tree's selftests/bpf compiles with the same two flags.
 BPF_CFLAGS    = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall -Wno-unused-function \
+		-fms-extensions -Wno-microsoft-anon-tag \
 		-I$(BUILD) -I$(LIBBPF)/include -I$(ROOT)/bpf-progs
 
 $(BPF_OUT)/%.bpf.o: bpf-progs/%.bpf.c $(wildcard bpf-progs/*.h) $(VMLINUX_H) $(LIBBPF)/libbpf.a

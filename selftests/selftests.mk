@@ -12,7 +12,12 @@
 # program without a row in README.md's test table, or a row without a
 # program.
 ST_OUT     := $(BUILD)/selftests
-ST_EXPECTED := selftests/expected.txt
+# The shared list, then what only this base runs (kernel/BASE/expected.txt:
+# the tree's test in contexts the other base's tree does not have), merged
+# into build/BASE/selftests/expected.txt for the guest and the host's check,
+# with the skips list beside it.
+ST_EXPECTED := selftests/expected.txt $(wildcard $(KDIR)/expected.txt)
+ST_LIST    := $(ST_OUT)/expected.txt
 ST_LISTED  := $(shell awk '{ sub(/\#.*/, "") } NF { print $$1 }' $(ST_EXPECTED))
 # The tree's THP settings helpers: thp_settings.c on 6.12, hugepage_settings.c
 # (with vm_util.c's file helpers) on 7.3, as kernel/BASE/base says.
@@ -84,12 +89,12 @@ $(GUEST)/selftests/%.sh: selftests/%.sh
 $(GUEST)/selftests/expected.txt: FORCE
 	@if [ -n "$(ST_UNLISTED)" ]; then \
 		for n in $(ST_UNLISTED); do \
-			echo "selftests: $$n is not in $(ST_EXPECTED): it would never run;" \
+			echo "selftests: $$n is not in selftests/expected.txt: it would never run;" \
 			     "add a line '$$n CASE...' (see the file)" >&2; \
 		done; exit 1; \
 	fi
 	@for n in $(ST_NOSRC); do \
-		echo "selftests: warning: $(ST_EXPECTED) lists $$n but there is no" \
+		echo "selftests: warning: $(ST_EXPECTED) list $$n but there is no" \
 		     "selftests/*/$$n.c: the run will fail" >&2; \
 	done
 	@if [ -n "$(ST_NOROW)$(ST_STALEROW)" ]; then \
@@ -102,8 +107,13 @@ $(GUEST)/selftests/expected.txt: FORCE
 			     "which has no selftests/*/$$n.c: remove it" >&2; \
 		done; exit 1; \
 	fi
-	@mkdir -p $(dir $@)
-	@cmp -s $(ST_EXPECTED) $@ || install -m 644 $(ST_EXPECTED) $@
+	@mkdir -p $(dir $@) $(ST_OUT)
+	@cat $(ST_EXPECTED) > $(ST_LIST).tmp
+	@cmp -s $(ST_LIST).tmp $(ST_LIST) || mv $(ST_LIST).tmp $(ST_LIST)
+	@rm -f $(ST_LIST).tmp
+	@cmp -s selftests/expected-skips.txt $(ST_OUT)/expected-skips.txt || \
+		install -m 644 selftests/expected-skips.txt $(ST_OUT)/expected-skips.txt
+	@cmp -s $(ST_LIST) $@ || install -m 644 $(ST_LIST) $@
 # The tests' BPF objects, for the collapsectl and bpftool tests
 $(GUEST)/selftests/bpf/%.bpf.o: $(ST_OUT)/%.bpf.o
 	@install -D -m 644 $< $@

@@ -174,6 +174,33 @@ bool sparse_pmds_2_5(size_t page)
 	return (h == 2 || h == 5) && page % HPAGE_NR == 7;
 }
 
+bool last_page_missing(size_t page)
+{
+	return page % HPAGE_NR == HPAGE_NR - 1;
+}
+
+int region_zero_first_pmd(struct region *r)
+{
+	volatile char *p = r->p;
+	char sum = 0;
+
+	/* no huge page, nor huge zero page, at the faults */
+	if (madvise(r->p, HPAGE_SZ, MADV_NOHUGEPAGE))
+		return -1;
+	/*
+	 * One write first: MADV_COLLAPSE refuses (EINVAL) a vma without an
+	 * anon_vma, which read faults of the zero page do not create.
+	 */
+	p[0] = 1;
+	if (madvise(r->p, HPAGE_SZ, MADV_DONTNEED))
+		return -1;
+	for (size_t off = 0; off < HPAGE_SZ; off += PAGE_SZ)
+		sum |= p[off];
+	if (madvise(r->p, HPAGE_SZ, MADV_HUGEPAGE))
+		return -1;
+	return sum ? -1 : 0;
+}
+
 bool huge_but_pmds_2_5(struct region *r)
 {
 	size_t h;

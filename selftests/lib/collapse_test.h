@@ -67,6 +67,19 @@ bool region_check(struct region *r, bool (*skip)(size_t page));
  */
 bool sparse_pmds_2_5(size_t page);
 bool huge_but_pmds_2_5(struct region *r);
+/*
+ * region_fill(r, last_page_missing): every PMD lacks its last page. Under
+ * max_ptes_none 0 such a range is scanned through and never collapsed, so
+ * it costs a khugepaged pass a whole PMD on every base (7.3 charges a
+ * PMD-mapped or empty range 1) and keeps the mmap_lock.
+ */
+bool last_page_missing(size_t page);
+/*
+ * Map the zero page at every pte of the first huge page of @r (read
+ * faults, small pages): a page table without one page in it, which
+ * MADV_DONTNEED no longer leaves on 7.3 (it frees an emptied table).
+ */
+int region_zero_first_pmd(struct region *r);
 
 /* AnonHugePages of the vmas overlapping [p, p + len) in /proc/PID/smaps. */
 unsigned long anon_huge_kb(pid_t pid, const void *p, size_t len);

@@ -8,6 +8,7 @@
 char _license[] SEC("license") = "GPL";
 
 #define KEEP	(-1LL)
+#define PMD_SHIFT	21	/* x86-64, the suite's one architecture */
 
 /* Answers: KEEP leaves the kernel's value. */
 s64 set_none = KEEP, set_swap = KEEP, set_shared = KEEP;
@@ -39,6 +40,8 @@ u64 sb_owner_cgroup_id;
 u64 visit_ranges_max, pte_limits_at_visit;
 /* pte_limits calls (ranges) per khugepaged pass: the same */
 u64 pass_ranges_max, pte_limits_at_pass;
+/* bit i: pte_limits was asked for the i-th PMD from range_base */
+u64 range_base, ranges_seen;
 
 static int spin_until(u32 i, void *deadline)
 {
@@ -49,6 +52,9 @@ static __always_inline int answer_pte_limits(struct collapse_ext_ctx *cctx,
 					     struct collapse_ext_limits *limits)
 {
 	nr_pte_limits++;
+	if (range_base && cctx->address >= range_base &&
+	    cctx->address - range_base < 64ULL << PMD_SHIFT)
+		ranges_seen |= 1ULL << ((cctx->address - range_base) >> PMD_SHIFT);
 	if (spin_ns) {
 		u64 deadline = bpf_ktime_get_ns() + spin_ns;
 

@@ -5,8 +5,9 @@
  * range while the mms of other cgroups are still collapsed; a budget
  * smaller than the mm is honoured across visits (it resumes where it
  * stopped, nothing is skipped forever); answers above what is left of the
- * pass are clamped (no visit scans more) and counted; the root's pass size still bounds it; link
- * updates and cgroup removal while khugepaged runs are safe.
+ * pass are clamped (no visit scans more) and counted; the root's pass
+ * size still bounds it; link updates and cgroup removal while khugepaged
+ * runs are safe.
  */
 #include <errno.h>
 #include <signal.h>
@@ -61,9 +62,13 @@ FIXTURE_TEARDOWN(budget)
 	thp_restore_settings();
 }
 
-/* The root's knobs (counting passes), budget on CG, a child of @nr PMDs */
-static void attach_nr(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(budget) *self, long long budget, size_t nr)
+/*
+ * The root's knobs (counting passes), budget on CG, a child of @nr PMDs
+ * (their pages written but where @skip says)
+ */
+static void attach_sparse(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(budget) *self, long long budget,
+			  size_t nr, bool (*skip)(size_t page))
 {
 	/* the previous test's root policy may still be going (EBUSY) */
 	for (int i = 0; i < 50 && !self->root_link; i++) {
@@ -75,13 +80,57 @@ static void attach_nr(struct __test_metadata *_metadata,
 	self->skel->data->budget = budget;
 	self->link = knobs_attach(self->skel);
 	ASSERT_NE(NULL, self->link);
-	ASSERT_EQ(0, hp_child_start(&self->child, CG, nr));
+	ASSERT_EQ(0, hp_child_start_sparse(&self->child, CG, nr, skip));
+}
+
+static void attach_nr(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(budget) *self, long long budget, size_t nr)
+{
+	attach_sparse(_metadata, self, budget, nr, NULL);
 }
 
 static void attach(struct __test_metadata *_metadata,
 		   FIXTURE_DATA(budget) *self, long long budget)
 {
 	attach_nr(_metadata, self, budget, NR_PMDS);
+}
+
+/*
+ * As attach_nr(), but the child's @nr ranges are never collapsed and each
+ * costs a whole PMD of the budget on every base (last_page_missing() under
+ * max_ptes_none 0): only the budget ends a visit, and 7.3's charge of 1
+ * for a PMD-mapped range does not stretch it. The policy marks each range
+ * it is asked about in ranges_seen; returns the mask of all of them.
+ */
+static uint64_t attach_costly(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(budget) *self, long long budget,
+			      size_t nr)
+{
+	struct knobs__bss *b = self->skel->bss;
+
+	self->skel->data->set_none = 0;
+	attach_sparse(_metadata, self, budget, nr, last_page_missing);
+	b->ranges_seen = 0;
+	b->range_base = (uintptr_t)*self->child.addr;
+	return nr >= 64 ? ~0ULL : (1ULL << nr) - 1;
+}
+
+/* Until every range of @all was asked about, at most @secs seconds */
+static bool wait_ranges_seen(struct knobs__bss *b, uint64_t all, int secs)
+{
+	for (int i = 0; i < secs * 10 && (b->ranges_seen & all) != all; i++)
+		usleep(100000);
+	return (b->ranges_seen & all) == all;
+}
+
+/* The most ranges one visit scanned: pte_limits calls between two visits */
+static unsigned long long most_ranges_in_a_visit(struct knobs__bss *b)
+{
+	unsigned long long most = b->visit_ranges_max;
+
+	if (b->nr_pte_limits - b->pte_limits_at_visit > most)
+		most = b->nr_pte_limits - b->pte_limits_at_visit;
+	return most;
 }
 
 TEST_F_TIMEOUT(budget, once_per_visit_with_ctx, 120)
@@ -140,23 +189,26 @@ TEST_F_TIMEOUT(budget, zero_skips_the_mm, 120)
 }
 
 /*
- * Two PMD ranges per visit, however often collapses drop the mmap_lock:
- * the mm is finished over several visits, each resuming where the last
- * stopped, and no pass (two visits of the mm at most) scans more.
+ * Two PMD ranges per visit: the mm is finished (every range scanned) over
+ * several visits, each resuming where the last stopped, and no pass (two
+ * visits of the mm at most) scans more.
  */
 TEST_F_TIMEOUT(budget, small_budget_finishes_over_visits, 180)
 {
 	long visits, ranges, passes;
+	uint64_t all;
 
-	attach(_metadata, self, 2 * HPAGE_NR);
-	EXPECT_TRUE(hp_child_wait_huge(&self->child, 120));
+	all = attach_costly(_metadata, self, 2 * HPAGE_NR, NR_PMDS);
+	EXPECT_TRUE(wait_ranges_seen(self->skel->bss, all, 120));
 	khugepaged_stop();
 	visits = policy_stat("budget", "khugepaged_mm_visits");
 	ranges = policy_stat("budget", "ranges_scanned");
 	passes = policy_stat("budget_root", "khugepaged_passes");
-	TH_LOG("%ld visits, %ld ranges scanned, %ld passes", visits, ranges, passes);
+	TH_LOG("%ld visits, %ld ranges scanned, %ld passes, at most %llu ranges in one visit",
+	       visits, ranges, passes, most_ranges_in_a_visit(self->skel->bss));
 	EXPECT_LE(NR_PMDS / 2, visits);
 	EXPECT_LE(NR_PMDS, ranges);
+	EXPECT_GE(2, most_ranges_in_a_visit(self->skel->bss));
 	EXPECT_GE(2 * visits, ranges);
 	EXPECT_GE(4 * passes, ranges);
 	EXPECT_EQ(0, policy_stat("budget", "scan_budget_clamped"));
@@ -191,20 +243,20 @@ TEST_F_TIMEOUT(budget, resume_ends_with_the_policy, 180)
 	       "huge" : "small");
 }
 
-/* More than is left of the pass: clamped, counted, and as good as dflt. */
+/*
+ * More than is left of the pass: clamped, counted, and as good as dflt.
+ * The child's ranges keep the mmap_lock (attach_costly()), so only the
+ * budget ends a visit (a collapse would drop the lock and end the visit's
+ * call whatever the budget).
+ */
 TEST_F_TIMEOUT(budget, above_the_pass_clamped_and_counted, 200)
 {
-	struct knobs__bss *b = self->skel->bss;
 	long calls0, clamped, calls1;
 	unsigned long long most;
+	uint64_t all;
 
-	attach_nr(_metadata, self, 1LL << 30, 4 * NR_PMDS);
-	EXPECT_TRUE(hp_child_wait_huge(&self->child, 120));
-	/*
-	 * Visits of the mm once it is all huge: a PMD-mapped range keeps the
-	 * mmap_lock, so only the budget ends such a visit (a collapse drops
-	 * the lock and ends the visit's call whatever the budget).
-	 */
+	all = attach_costly(_metadata, self, 1LL << 30, 4 * NR_PMDS);
+	EXPECT_TRUE(wait_ranges_seen(self->skel->bss, all, 120));
 	EXPECT_TRUE(wait_full_scans(60));
 	khugepaged_stop();
 	/* every answer was clamped: read between two reads of the calls */
@@ -219,9 +271,7 @@ TEST_F_TIMEOUT(budget, above_the_pass_clamped_and_counted, 200)
 	 * child's 32 ranges (the policy's own count of its pte_limits calls
 	 * between two scan_budget calls)
 	 */
-	most = b->visit_ranges_max;
-	if (b->nr_pte_limits - b->pte_limits_at_visit > most)
-		most = b->nr_pte_limits - b->pte_limits_at_visit;
+	most = most_ranges_in_a_visit(self->skel->bss);
 	TH_LOG("at most %llu ranges in one visit", (unsigned long long)most);
 	EXPECT_LT(0, most);
 	EXPECT_GE(NR_PMDS, most);
