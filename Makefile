@@ -11,7 +11,7 @@
 
 ROOT      := $(abspath .)
 # The bases `make test` covers when no KERNEL is given.
-KERNELS   ?= 6.12
+KERNELS   ?= 6.12 7.3
 ifeq ($(origin KERNEL),undefined)
 KERNEL    := $(firstword $(KERNELS))
 ALL_BASES := 1
@@ -33,6 +33,17 @@ LIBBPF    := $(BUILD)/libbpf
 BPFTOOL   := $(BUILD)/bpftool/bpftool
 VMLINUX_H := $(BUILD)/vmlinux.h
 JOBS      ?= $(shell nproc)
+
+# Every compiler call goes through ccache (ensure-deps installs it; Debian's
+# /usr/lib/ccache holds its gcc/clang links), its cache kept outside the
+# repository like CI's debootstrap root, shared by every clone and base:
+# paths below this clone are hashed relative to it. CCACHE_DISABLE=1 turns
+# it off.
+export PATH        := /usr/lib/ccache:$(PATH)
+export CCACHE_DIR  ?= $(HOME)/.cache/collapse_ext/ccache
+export CCACHE_BASEDIR := $(ROOT)
+export CCACHE_NOHASHDIR := 1
+export CCACHE_MAXSIZE ?= 8G
 
 CC        := gcc
 CLANG     ?= clang

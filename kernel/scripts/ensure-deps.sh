@@ -27,6 +27,7 @@ file:file
 xz:xz-utils
 zstd:zstd
 gcc:gcc
+ccache:ccache
 make:make
 git:git
 dpkg-deb:dpkg
