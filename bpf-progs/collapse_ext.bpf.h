@@ -2,9 +2,10 @@
 /*
  * collapse_ext.bpf.h: the one header a collapse_ext policy includes.
  *
- * A policy is a struct collapse_ext_ops map whose hooks answer three
- * questions for the kernel's collapse core (pte limits, target node, batch
- * size); see Documentation/admin-guide/mm/collapse_ext.rst:
+ * A policy is a struct collapse_ext_ops map whose hooks answer the
+ * kernel's collapse core (pte limits, target node, batch size, khugepaged's
+ * pass and budget, and on 7.3 the orders khugepaged makes); see
+ * Documentation/admin-guide/mm/collapse_ext.rst:
  *
  *	#include "collapse_ext.bpf.h"
  *
@@ -52,7 +53,53 @@ extern u32 collapse_ext_nr_node_ids(void) __ksym __weak;
 extern u64 collapse_ext_node_free_pages(s32 nid) __ksym __weak;
 extern s32 collapse_ext_owner_node(const struct collapse_ext_ctx *ctx) __ksym __weak;
 extern u64 collapse_ext_owner_cgroup_id(const struct collapse_ext_ctx *ctx) __ksym __weak;
+/* 7.3: pages the mm's memcg may still be charged below memory.high/max */
+extern u64 collapse_ext_memcg_headroom(const struct collapse_ext_ctx *ctx) __ksym __weak;
 extern void collapse_ext_apply_khugepaged_limits(struct collapse_ext_limits *limits) __ksym __weak;
+
+#define COLLAPSE_EXT_PMD_ORDER	9	/* x86-64: 2 MiB of 4 KiB pages */
+
+/*
+ * struct collapse_ext_ops with the hooks of every kernel base, whatever
+ * vmlinux.h the policy is built against. libbpf matches a struct_ops map's
+ * members to the running kernel's by name (the ___ suffix is a CO-RE
+ * flavor) and leaves out a hook the kernel lacks (orders: 7.3 only), which
+ * collapsectl reports: one object loads on both bases.
+ */
+struct collapse_ext_ops___all_hooks {
+	int (*pte_limits)(struct collapse_ext_ctx *ctx,
+			  struct collapse_ext_limits *limits);
+	s32 (*target_node)(struct collapse_ext_ctx *ctx);
+	u32 (*batch_size)(struct collapse_ext_ctx *ctx, u32 dflt);
+	u32 (*scan_budget)(struct collapse_ext_ctx *ctx, u32 dflt);
+	u32 (*pass_size)(struct collapse_ext_ctx *ctx, u32 dflt);
+	u32 (*orders)(struct collapse_ext_ctx *ctx, u32 allowed);
+	void (*collapsed)(struct collapse_ext_ctx *ctx, s32 result);
+	s32 (*init)(void);
+	void (*exit)(struct collapse_ext_exit_info *info);
+	u64 cgroup_id;
+	u64 flags;
+	char name[32];
+};
+
+/* The ctx's order, where the kernel has one (7.3) */
+struct collapse_ext_ctx___order {
+	u32 order;
+} __attribute__((preserve_access_index));
+
+/*
+ * The folio order a hook's question is about: ctx.order on 7.3 (a smaller
+ * one where khugepaged asks pte_limits per mTHP order); on 6.12, which
+ * collapses to PMDs only, the PMD order.
+ */
+static __always_inline u32 collapse_ext_order(const struct collapse_ext_ctx *cctx)
+{
+	const struct collapse_ext_ctx___order *c = (const void *)cctx;
+
+	if (bpf_core_field_exists(c->order))
+		return c->order;
+	return COLLAPSE_EXT_PMD_ORDER;
+}
 
 /*
  * COLLAPSE_EXT_OPS(name, .hook = (void *)prog, ...): the policy map, in
@@ -62,7 +109,7 @@ extern void collapse_ext_apply_khugepaged_limits(struct collapse_ext_limits *lim
  */
 #define COLLAPSE_EXT_OPS(__name, ...)				\
 	SEC(".struct_ops.link")					\
-	struct collapse_ext_ops __name = {			\
+	struct collapse_ext_ops___all_hooks __name = {		\
 		.name = #__name,				\
 		__VA_ARGS__					\
 	}

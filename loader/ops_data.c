@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Edit a collapse_ext_ops map's data before load; see ops_data.h. */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -8,6 +9,18 @@
 #include "ops_data.h"
 
 #define OPS_TYPE "collapse_ext_ops"
+
+/*
+ * Is @name struct collapse_ext_ops, or a CO-RE flavor of it
+ * (collapse_ext_ops___all_hooks of collapse_ext.bpf.h)?
+ */
+static bool ops_type_name(const char *name)
+{
+	size_t len = strlen(OPS_TYPE);
+
+	return !strncmp(name, OPS_TYPE, len) &&
+	       (!name[len] || !strncmp(name + len, "___", 3));
+}
 
 struct bpf_map *ops_data_find_map(struct bpf_object *obj)
 {
@@ -22,7 +35,7 @@ struct bpf_map *ops_data_find_map(struct bpf_object *obj)
 		if (bpf_map__type(map) != BPF_MAP_TYPE_STRUCT_OPS)
 			continue;
 		t = btf__type_by_id(btf, bpf_map__btf_value_type_id(map));
-		if (t && !strcmp(btf__name_by_offset(btf, t->name_off), OPS_TYPE))
+		if (t && ops_type_name(btf__name_by_offset(btf, t->name_off)))
 			return map;
 	}
 	return NULL;
@@ -123,5 +136,62 @@ int ops_data_get_name(struct bpf_object *obj, struct bpf_map *map, char *buf,
 	size = size < len - 1 ? size : len - 1;
 	memcpy(buf, p, size);
 	buf[size] = 0;
+	return 0;
+}
+
+/* Is there a member @name in struct @t of @btf? */
+static bool has_member(const struct btf *btf, const struct btf_type *t,
+		       const char *name)
+{
+	const struct btf_member *m = btf_members(t);
+	unsigned int i;
+
+	for (i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), name))
+			return true;
+	return false;
+}
+
+int ops_data_drop_missing_hooks(struct bpf_object *obj, struct bpf_map *map,
+				char *dropped, size_t len)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_type *t, *kt;
+	const struct btf_member *m;
+	struct btf *vmlinux;
+	unsigned int i;
+	size_t used = 0;
+	int kid;
+
+	dropped[0] = 0;
+	if (!btf)
+		return -ENOENT;
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux)
+		return -errno;
+	kid = btf__find_by_name_kind(vmlinux, OPS_TYPE, BTF_KIND_STRUCT);
+	/* a kernel without collapse_ext: the load says so */
+	kt = kid > 0 ? btf__type_by_id(vmlinux, kid) : NULL;
+	t = btf__type_by_id(btf, bpf_map__btf_value_type_id(map));
+	for (i = 0, m = t ? btf_members(t) : NULL; kt && i < btf_vlen(t); i++, m++) {
+		const char *name = btf__name_by_offset(btf, m->name_off);
+		const struct btf_type *mt = btf__type_by_id(btf, m->type);
+		size_t size;
+		void **slot;
+
+		/* hooks only: function pointers */
+		if (!btf_is_ptr(mt) || has_member(vmlinux, kt, name))
+			continue;
+		mt = btf__type_by_id(btf, mt->type);
+		if (!mt || !btf_is_func_proto(mt))
+			continue;
+		slot = member_ptr(obj, map, name, &size);
+		if (!slot || size != sizeof(*slot) || !*slot)
+			continue;
+		*slot = NULL;
+		used += snprintf(dropped + used, used < len ? len - used : 0,
+				 "%s%s", used ? "," : "", name);
+	}
+	btf__free(vmlinux);
 	return 0;
 }

@@ -24,5 +24,15 @@ int ops_data_set_u64(struct bpf_object *obj, struct bpf_map *map,
 /* Copy the name into @buf (size @len); 0 or -errno. */
 int ops_data_get_name(struct bpf_object *obj, struct bpf_map *map, char *buf,
 		      size_t len);
+/*
+ * Leave out the hooks of @map that the running kernel's struct
+ * collapse_ext_ops lacks (orders before 7.3): their slots are cleared, so
+ * libbpf skips them and does not load their programs (the libbpf of 6.12
+ * refuses a member the kernel lacks when it is set). Their names,
+ * comma-separated, in @dropped (size @len). 0, or -errno when the
+ * kernel's BTF cannot be read.
+ */
+int ops_data_drop_missing_hooks(struct bpf_object *obj, struct bpf_map *map,
+				char *dropped, size_t len);
 
 #endif

@@ -97,7 +97,7 @@ static void print_log_tail(int lines)
 int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 		     const char *name)
 {
-	char msg[128];
+	char msg[128], dropped[256], *hook, *save;
 	int err;
 
 	memset(po, 0, sizeof(*po));
@@ -135,6 +135,18 @@ int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 		policy_close(po);
 		return fail("%s: the policy has an empty name (use --name)", file);
 	}
+	err = ops_data_drop_missing_hooks(po->obj, po->map, dropped,
+					  sizeof(dropped));
+	if (err) {
+		policy_close(po);
+		return fail("%s: cannot read the kernel's BTF to check the "
+			    "policy's hooks: %s", file, strerror(-err));
+	}
+	for (hook = strtok_r(dropped, ",", &save); hook;
+	     hook = strtok_r(NULL, ",", &save))
+		fprintf(stderr, "collapsectl: note: %s: this kernel has no "
+			"collapse_ext_ops hook '%s': policy %s runs without it\n",
+			file, hook, po->name);
 	err = bpf_object__load(po->obj);
 	if (err) {
 		print_log_tail(20);

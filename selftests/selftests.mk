@@ -14,9 +14,10 @@
 ST_OUT     := $(BUILD)/selftests
 # The shared list, then what only this base runs (kernel/BASE/expected.txt:
 # the tree's test in contexts the other base's tree does not have), merged
-# into build/BASE/selftests/expected.txt for the guest and the host's check,
-# with the skips list beside it.
+# into build/BASE/selftests/expected.txt for the guest and the host's check;
+# the skips likewise (kernel/BASE/expected-skips.txt: what a base lacks).
 ST_EXPECTED := selftests/expected.txt $(wildcard $(KDIR)/expected.txt)
+ST_SKIPS   := selftests/expected-skips.txt $(wildcard $(KDIR)/expected-skips.txt)
 ST_LIST    := $(ST_OUT)/expected.txt
 ST_LISTED  := $(shell awk '{ sub(/\#.*/, "") } NF { print $$1 }' $(ST_EXPECTED))
 # The tree's THP settings helpers: thp_settings.c on 6.12, hugepage_settings.c
@@ -111,8 +112,10 @@ $(GUEST)/selftests/expected.txt: FORCE
 	@cat $(ST_EXPECTED) > $(ST_LIST).tmp
 	@cmp -s $(ST_LIST).tmp $(ST_LIST) || mv $(ST_LIST).tmp $(ST_LIST)
 	@rm -f $(ST_LIST).tmp
-	@cmp -s selftests/expected-skips.txt $(ST_OUT)/expected-skips.txt || \
-		install -m 644 selftests/expected-skips.txt $(ST_OUT)/expected-skips.txt
+	@cat $(ST_SKIPS) > $(ST_OUT)/expected-skips.txt.tmp
+	@cmp -s $(ST_OUT)/expected-skips.txt.tmp $(ST_OUT)/expected-skips.txt || \
+		mv $(ST_OUT)/expected-skips.txt.tmp $(ST_OUT)/expected-skips.txt
+	@rm -f $(ST_OUT)/expected-skips.txt.tmp
 	@cmp -s $(ST_LIST) $@ || install -m 644 $(ST_LIST) $@
 # The tests' BPF objects, for the collapsectl and bpftool tests
 $(GUEST)/selftests/bpf/%.bpf.o: $(ST_OUT)/%.bpf.o

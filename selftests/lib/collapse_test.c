@@ -174,6 +174,76 @@ bool sparse_pmds_2_5(size_t page)
 	return (h == 2 || h == 5) && page % HPAGE_NR == 7;
 }
 
+#define PM_PRESENT	(1ULL << 63)
+#define PM_PFN		((1ULL << 55) - 1)
+#define KPF_HEAD	(1ULL << 15)	/* KPF_COMPOUND_HEAD */
+#define KPF_TAIL	(1ULL << 16)	/* KPF_COMPOUND_TAIL */
+
+static int pread_u64(int fd, uint64_t idx, uint64_t *val)
+{
+	return pread(fd, val, 8, idx * 8) == 8 ? 0 : -1;
+}
+
+int folio_orders(pid_t pid, const void *p, size_t len, unsigned long *count,
+		 int max_order)
+{
+	uint64_t first = (uintptr_t)p / PAGE_SZ, n = len / PAGE_SZ, i = 0;
+	char path[64];
+	int pm, kpf, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid ? pid : getpid());
+	pm = open(path, O_RDONLY);
+	kpf = open("/proc/kpageflags", O_RDONLY);
+	if (pm < 0 || kpf < 0) {
+		err = -1;
+		goto out;
+	}
+	memset(count, 0, (max_order + 1) * sizeof(*count));
+	while (i < n) {
+		uint64_t e, flags, pfn, j;
+
+		if (pread_u64(pm, first + i, &e)) {
+			err = -1;
+			break;
+		}
+		if (!(e & PM_PRESENT)) {
+			i++;
+			continue;
+		}
+		pfn = e & PM_PFN;
+		if (pread_u64(kpf, pfn, &flags)) {
+			err = -1;
+			break;
+		}
+		if (!(flags & KPF_HEAD)) {
+			/* a small page; or a folio's tail, its head before p */
+			if (!(flags & KPF_TAIL))
+				count[0]++;
+			i++;
+			continue;
+		}
+		/* the head's tails: mapped in order, pfn after pfn */
+		for (j = 1; i + j < n; j++) {
+			uint64_t e2, f2;
+
+			if (pread_u64(pm, first + i + j, &e2) ||
+			    !(e2 & PM_PRESENT) || (e2 & PM_PFN) != pfn + j ||
+			    pread_u64(kpf, pfn + j, &f2) || !(f2 & KPF_TAIL) ||
+			    (f2 & KPF_HEAD))
+				break;
+		}
+		if (!(j & (j - 1)) && __builtin_ctzll(j) <= max_order)
+			count[__builtin_ctzll(j)]++;
+		i += j;
+	}
+out:
+	if (pm >= 0)
+		close(pm);
+	if (kpf >= 0)
+		close(kpf);
+	return err;
+}
+
 bool last_page_missing(size_t page)
 {
 	return page % HPAGE_NR == HPAGE_NR - 1;

@@ -81,6 +81,15 @@ bool last_page_missing(size_t page);
  */
 int region_zero_first_pmd(struct region *r);
 
+/*
+ * The folios mapping [p, p + len) of @pid (0: ourselves), by order, read
+ * from pagemap and /proc/kpageflags: @count[o] is the number of folios of
+ * order o (0: small pages) mapped whole, in order, inside the range, up to
+ * @max_order. 0, or -1 when a file cannot be read.
+ */
+int folio_orders(pid_t pid, const void *p, size_t len, unsigned long *count,
+		 int max_order);
+
 /* AnonHugePages of the vmas overlapping [p, p + len) in /proc/PID/smaps. */
 unsigned long anon_huge_kb(pid_t pid, const void *p, size_t len);
 /*

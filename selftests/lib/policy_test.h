@@ -28,6 +28,9 @@ typedef __s32 s32;
 #define EXIT_CGROUP_REMOVED	2
 #define EXIT_SWAPPED		3
 
+/* Has the running kernel's struct collapse_ext_ops a member @hook (BTF)? */
+bool kernel_has_hook(const char *hook);
+
 /* /sys/kernel/mm/collapse_ext/POLICY/stats/KEY, -1 if absent. */
 long policy_stat(const char *policy, const char *key);
 /* Is POLICY attached (its directory in /sys/kernel/mm/collapse_ext/)? */

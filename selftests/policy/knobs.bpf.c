@@ -12,11 +12,13 @@ char _license[] SEC("license") = "GPL";
 
 /* Answers: KEEP leaves the kernel's value. */
 s64 set_none = KEEP, set_swap = KEEP, set_shared = KEEP;
+s64 none_pct = KEEP;		/* max_ptes_none: this % of ctx.order's ptes */
 int veto;
 s32 node = COLLAPSE_EXT_ANY_NODE;
 s64 pass_pages = KEEP;		/* khugepaged pass */
 s64 batch_pmds = KEEP;		/* MADV_COLLAPSE batch */
 s64 budget = KEEP;		/* scan_budget of every mm visit */
+s64 orders_answer = KEEP;	/* orders (7.3): the mask to return */
 s32 init_ret;
 u64 spin_ns;			/* pte_limits busy-waits this long */
 
@@ -42,6 +44,10 @@ u64 visit_ranges_max, pte_limits_at_visit;
 u64 pass_ranges_max, pte_limits_at_pass;
 /* bit i: pte_limits was asked for the i-th PMD from range_base */
 u64 range_base, ranges_seen;
+/* pte_limits calls by ctx.order; orders calls and the last allowed mask */
+u64 nr_pte_limits_order[16];
+u64 nr_orders;
+u32 seen_allowed;
 
 static int spin_until(u32 i, void *deadline)
 {
@@ -52,6 +58,7 @@ static __always_inline int answer_pte_limits(struct collapse_ext_ctx *cctx,
 					     struct collapse_ext_limits *limits)
 {
 	nr_pte_limits++;
+	nr_pte_limits_order[collapse_ext_order(cctx) & 15]++;
 	if (range_base && cctx->address >= range_base &&
 	    cctx->address - range_base < 64ULL << PMD_SHIFT)
 		ranges_seen |= 1ULL << ((cctx->address - range_base) >> PMD_SHIFT);
@@ -72,6 +79,9 @@ static __always_inline int answer_pte_limits(struct collapse_ext_ctx *cctx,
 		return 1;
 	if (set_none != KEEP)
 		limits->max_ptes_none = set_none;
+	if (none_pct != KEEP)
+		limits->max_ptes_none = ((1U << (collapse_ext_order(cctx) & 15)) *
+					 (u64)none_pct) / 100;
 	if (set_swap != KEEP)
 		limits->max_ptes_swap = set_swap;
 	if (set_shared != KEEP)
@@ -151,6 +161,14 @@ u32 BPF_PROG(knobs_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)
 	return budget == KEEP ? dflt : budget;
 }
 
+SEC("struct_ops/orders")
+u32 BPF_PROG(knobs_orders, struct collapse_ext_ctx *cctx, u32 allowed)
+{
+	nr_orders++;
+	seen_allowed = allowed;
+	return orders_answer == KEEP ? allowed : orders_answer;
+}
+
 SEC("struct_ops/collapsed")
 void BPF_PROG(knobs_collapsed, struct collapse_ext_ctx *cctx, s32 result)
 {
@@ -177,6 +195,7 @@ COLLAPSE_EXT_OPS(knobs,
 	.batch_size = (void *)knobs_batch_size,
 	.pass_size = (void *)knobs_pass_size,
 	.scan_budget = (void *)knobs_scan_budget,
+	.orders = (void *)knobs_orders,
 	.collapsed = (void *)knobs_collapsed,
 	.init = (void *)knobs_init,
 	.exit = (void *)knobs_exit);

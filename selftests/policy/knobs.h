@@ -14,15 +14,18 @@
 /*
  * A knobs policy named @name (NULL keeps "knobs") for cgroup @cgid (0 is
  * the root), loaded but not attached: set its .bss answers, then
- * knobs_attach().
+ * knobs_attach(). A hook the kernel lacks (orders on 6.12) is left out.
  */
 static inline struct knobs *knobs_load(const char *name, uint64_t cgid)
 {
 	struct knobs *skel = knobs__open();
+	char dropped[64];
 
 	if (!skel)
 		return NULL;
-	if (ops_data_set_cgroup_id(skel->obj, skel->maps.knobs, cgid) ||
+	if (ops_data_drop_missing_hooks(skel->obj, skel->maps.knobs, dropped,
+					sizeof(dropped)) ||
+	    ops_data_set_cgroup_id(skel->obj, skel->maps.knobs, cgid) ||
 	    (name && ops_data_set_name(skel->obj, skel->maps.knobs, name)) ||
 	    knobs__load(skel)) {
 		knobs__destroy(skel);

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mthp_frugal: small folios where memory is tight, huge pages where it is
+ * not.
+ *
+ * While the cgroup of an mm has less than tight_mib below memory.high or
+ * memory.max (its own or an ancestor's), khugepaged makes only folios of
+ * at most 2^tight_max_order pages of it (64 KiB with 4 KiB pages), and
+ * only of blocks that need no hole filled: TLB reach still grows, memory
+ * does not. With room, khugepaged's own choice: every order sysfs allows,
+ * PMDs first, holes filled as sysfs says. MADV_COLLAPSE, which asks for a
+ * PMD, is left as it is.
+ *
+ * Kernels: 7.3 (hooks orders and pte_limits, ctx.order, kfunc
+ * collapse_ext_memcg_headroom). On 6.12 it loads without the orders hook,
+ * which collapsectl reports, and changes nothing: that kernel collapses
+ * PMDs only and cannot tell the headroom.
+ * Knobs (.rodata, set before load): tight_mib, tight_max_order.
+ */
+#include "collapse_ext.bpf.h"
+
+char _license[] SEC("license") = "GPL";
+
+const volatile u64 tight_mib = 256;
+const volatile u32 tight_max_order = 4;
+
+static __always_inline bool tight(struct collapse_ext_ctx *cctx)
+{
+	if (!bpf_ksym_exists(collapse_ext_memcg_headroom))
+		return false;
+	/* base pages of 4 KiB: 256 per MiB */
+	return collapse_ext_memcg_headroom(cctx) < tight_mib * 256;
+}
+
+SEC("struct_ops/orders")
+u32 BPF_PROG(mthp_frugal_orders, struct collapse_ext_ctx *cctx, u32 allowed)
+{
+	if (!tight(cctx))
+		return allowed;
+	return allowed & ((2U << tight_max_order) - 1);
+}
+
+SEC("struct_ops/pte_limits")
+int BPF_PROG(mthp_frugal_pte_limits, struct collapse_ext_ctx *cctx,
+	     struct collapse_ext_limits *limits)
+{
+	if (collapse_ext_order(cctx) < COLLAPSE_EXT_PMD_ORDER && tight(cctx))
+		limits->max_ptes_none = 0;
+	return 0;
+}
+
+COLLAPSE_EXT_OPS(mthp_frugal,
+	.orders = (void *)mthp_frugal_orders,
+	.pte_limits = (void *)mthp_frugal_pte_limits);

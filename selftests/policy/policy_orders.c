@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * orders and per-order pte limits (7.3): khugepaged makes of a range only
+ * the orders the policy chose among those sysfs allows (others dropped
+ * and counted, none at all a veto); pte_limits is asked per order below
+ * PMD, with ctx.order, and its max_ptes_none there is 0 or all but one,
+ * anything between is 0, and all but one only under larger orders that
+ * fill holes too (upstream's rule against creep): no collapse makes the
+ * next scan find the range eligible one order higher, neither between,
+ * nor under a stricter PMD, nor at the maximum. The folios are counted by order in the kernel
+ * (collapsed_<size>kB) and read back from pagemap and kpageflags.
+ * On 6.12, which has no orders hook, every case is skipped.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "collapse_test.h"
+#include "policy_test.h"
+#include "knobs.h"
+#include "kselftest_harness.h"
+
+#define PMD_ORDER	9
+#define ORDER_64K	4
+#define NR_PMDS		2
+#define KEEP		(-1LL)
+
+FIXTURE(orders)
+{
+	struct knobs *skel;
+	struct bpf_link *link;
+	struct region r;
+	bool saved;
+};
+
+/* sysfs in @s lets khugepaged make the orders of @mask (MADV_HUGEPAGE) */
+static void set_orders(struct thp_settings *s, unsigned long mask)
+{
+	for (int o = 0; o < NR_ORDERS; o++)
+		s->hugepages[o].enabled = mask & (1UL << o) ? THP_MADVISE : THP_NEVER;
+}
+
+/* knobs on the root, 64 KiB and PMD allowed, khugepaged at full speed */
+FIXTURE_SETUP(orders)
+{
+	struct thp_settings s;
+
+	if (!kernel_has_hook("orders"))
+		SKIP(return, "no orders hook in this kernel (6.12 collapses PMDs only)");
+	thp_save_settings();
+	self->saved = true;
+	thp_read_settings(&s);
+	set_orders(&s, 1UL << ORDER_64K | 1UL << PMD_ORDER);
+	thp_push_settings(&s);
+	khugepaged_fast(-1, 8 * HPAGE_NR);
+	self->skel = knobs_load(NULL, 0);
+	ASSERT_NE(NULL, self->skel);
+	self->link = knobs_attach(self->skel);
+	ASSERT_NE(NULL, self->link);
+	ASSERT_EQ(0, region_map(&self->r, NR_PMDS));
+}
+
+FIXTURE_TEARDOWN(orders)
+{
+	region_unmap(&self->r);
+	bpf_link__destroy(self->link);
+	knobs__destroy(self->skel);
+	if (self->saved)
+		thp_restore_settings();
+}
+
+/*
+ * Fill the region but where @skip says, hand it to khugepaged and wait
+ * for two full scans after; then stop khugepaged and count the folios
+ * mapping it by order into @count (PMD_ORDER + 1 entries).
+ */
+static void khugepaged_over(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(orders) *self,
+			    bool (*skip)(size_t page), unsigned long *count)
+{
+	region_fill(&self->r, skip);
+	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_HUGEPAGE));
+	EXPECT_TRUE(wait_full_scans(60));
+	khugepaged_stop();
+	ASSERT_EQ(0, folio_orders(0, self->r.p, self->r.len, count, PMD_ORDER));
+	EXPECT_TRUE(region_check(&self->r, skip));
+	TH_LOG("folios: %lu small, %lu of 64 KiB, %lu of 2 MiB", count[0],
+	       count[ORDER_64K], count[PMD_ORDER]);
+}
+
+TEST_F_TIMEOUT(orders, only_64k_when_asked, 120)
+{
+	unsigned long count[PMD_ORDER + 1];
+
+	self->skel->data->orders_answer = 1 << ORDER_64K;
+	khugepaged_over(_metadata, self, NULL, count);
+	EXPECT_EQ(1 << ORDER_64K | 1 << PMD_ORDER, self->skel->bss->seen_allowed);
+	EXPECT_EQ(0, count[PMD_ORDER]);
+	EXPECT_EQ(NR_PMDS * HPAGE_NR >> ORDER_64K, count[ORDER_64K]);
+	EXPECT_EQ(count[ORDER_64K], policy_stat("knobs", "collapsed_64kB"));
+	EXPECT_EQ(0, policy_stat("knobs", "collapsed_2048kB"));
+	EXPECT_LT(0, policy_stat("knobs", "calls_orders"));
+	EXPECT_EQ(0, policy_stat("knobs", "orders_clamped"));
+}
+
+TEST_F_TIMEOUT(orders, pmd_when_asked, 120)
+{
+	unsigned long count[PMD_ORDER + 1];
+
+	self->skel->data->orders_answer = 1 << PMD_ORDER;
+	khugepaged_over(_metadata, self, NULL, count);
+	EXPECT_EQ(NR_PMDS, count[PMD_ORDER]);
+	EXPECT_EQ(0, count[ORDER_64K]);
+	EXPECT_EQ(NR_PMDS, policy_stat("knobs", "collapsed_2048kB"));
+	EXPECT_EQ(0, policy_stat("knobs", "collapsed_64kB"));
+}
+
+/* 128 KiB is not allowed: dropped from the answer, counted */
+TEST_F_TIMEOUT(orders, outside_allowed_dropped_and_counted, 120)
+{
+	unsigned long count[PMD_ORDER + 1];
+
+	self->skel->data->orders_answer = 1 << ORDER_64K | 1 << (ORDER_64K + 1);
+	khugepaged_over(_metadata, self, NULL, count);
+	EXPECT_EQ(NR_PMDS * HPAGE_NR >> ORDER_64K, count[ORDER_64K]);
+	EXPECT_LT(0, policy_stat("knobs", "orders_clamped"));
+	EXPECT_EQ(policy_stat("knobs", "calls_orders"),
+		  policy_stat("knobs", "orders_clamped"));
+}
+
+TEST_F_TIMEOUT(orders, none_leaves_the_range, 120)
+{
+	unsigned long count[PMD_ORDER + 1];
+
+	self->skel->data->orders_answer = 0;
+	khugepaged_over(_metadata, self, NULL, count);
+	EXPECT_EQ(NR_PMDS * HPAGE_NR, count[0]);
+	EXPECT_LT(0, policy_stat("knobs", "failed_veto"));
+	EXPECT_EQ(0, policy_stat("knobs", "collapsed_64kB"));
+	EXPECT_EQ(0, policy_stat("knobs", "collapsed_2048kB"));
+}
+
+/*
+ * After khugepaged_over(): let khugepaged run two more full scans; the
+ * folios (@count) must not change, contents intact. Stops it again.
+ */
+static void nothing_more(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(orders) *self, bool (*skip)(size_t page),
+			 const unsigned long *count)
+{
+	unsigned long again[PMD_ORDER + 1];
+
+	thp_pop_settings();		/* khugepaged_over()'s stop */
+	EXPECT_TRUE(wait_full_scans(60));
+	khugepaged_stop();
+	ASSERT_EQ(0, folio_orders(0, self->r.p, self->r.len, again, PMD_ORDER));
+	for (int o = 1; o <= PMD_ORDER; o++) {
+		EXPECT_EQ(count[o], again[o]) TH_LOG("order %d", o);
+	}
+	EXPECT_TRUE(region_check(&self->r, skip));
+}
+
+/* The first page of every odd 64 KiB block missing: 16 holes a PMD */
+static bool odd_blocks_holed(size_t page)
+{
+	return page % 32 == 16;
+}
+
+/*
+ * The policy's pte_limits set (by knobs' set_none or none_pct): no PMD,
+ * and 64 KiB folios of the @blocks of each PMD that the answers let
+ * through, for good (more scans change nothing); asked for order 4 itself.
+ */
+static void order_limit(struct __test_metadata *_metadata,
+			FIXTURE_DATA(orders) *self, unsigned long blocks)
+{
+	unsigned long count[PMD_ORDER + 1];
+
+	khugepaged_over(_metadata, self, odd_blocks_holed, count);
+	EXPECT_EQ(0, count[PMD_ORDER]);
+	EXPECT_EQ(NR_PMDS * blocks, count[ORDER_64K]);
+	EXPECT_EQ(count[ORDER_64K], policy_stat("knobs", "collapsed_64kB"));
+	EXPECT_LT(0, self->skel->bss->nr_pte_limits_order[ORDER_64K]);
+	EXPECT_LT(0, self->skel->bss->nr_pte_limits_order[PMD_ORDER]);
+	nothing_more(_metadata, self, odd_blocks_holed, count);
+}
+
+/* 0 at every order: the 16 full blocks */
+TEST_F_TIMEOUT(orders, order_limit_0_fills_no_hole, 180)
+{
+	self->skel->data->set_none = 0;
+	order_limit(_metadata, self, 16);
+	EXPECT_EQ(0, policy_stat("knobs", "limits_clamped"));
+}
+
+/*
+ * All of each order, PMDs left out by the orders hook: all 32 blocks,
+ * holes filled (512 at the PMD and 16 at order 4 clamped to all but one)
+ */
+TEST_F_TIMEOUT(orders, order_limit_all_but_one_fills_holes, 180)
+{
+	self->skel->data->orders_answer = 1 << ORDER_64K;
+	self->skel->data->none_pct = 100;
+	order_limit(_metadata, self, 32);
+	EXPECT_LT(0, policy_stat("knobs", "limits_clamped"));
+}
+
+/* 8 at every order: at order 4 neither 0 nor 15, so 0 */
+TEST_F_TIMEOUT(orders, order_limit_between_is_0, 180)
+{
+	self->skel->data->set_none = 8;
+	order_limit(_metadata, self, 16);
+	EXPECT_LT(0, policy_stat("knobs", "limits_clamped"));
+}
+
+/*
+ * 15 at every order: all but one at order 4, but the PMD (15 of 512)
+ * does not fill holes, so order 4 may not either: filled 64 KiB blocks
+ * would make the PMD eligible at the next scan (creep). 0 it is.
+ */
+TEST_F_TIMEOUT(orders, no_fill_under_a_larger_order_that_does_not, 180)
+{
+	self->skel->data->set_none = (1 << ORDER_64K) - 1;
+	order_limit(_metadata, self, 16);
+	EXPECT_LT(0, policy_stat("knobs", "limits_clamped"));
+}
+
+/* Only the first 16 pages of each PMD: a full 64 KiB block, then nothing */
+static bool first_16_only(size_t page)
+{
+	return page % HPAGE_NR >= 16;
+}
+
+/*
+ * Orders 2 to 8 allowed (no PMD), pte_limits answering @pct % of each
+ * order's ptes: after khugepaged settled, more full scans change nothing,
+ * and the first folio of each PMD is of @order.
+ */
+static void no_creep(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(orders) *self, int pct, int order)
+{
+	unsigned long count[PMD_ORDER + 1];
+	struct thp_settings s = *thp_current_settings();
+
+	set_orders(&s, 0x1fcUL);
+	thp_push_settings(&s);
+	self->skel->data->none_pct = pct;
+	khugepaged_over(_metadata, self, first_16_only, count);
+	EXPECT_EQ(NR_PMDS, count[order]);
+	nothing_more(_metadata, self, first_16_only, count);
+}
+
+/* Half of each order, clamped to 0: only the full 64 KiB block, ever */
+TEST_F_TIMEOUT(orders, no_creep_between, 180)
+{
+	no_creep(_metadata, self, 50, ORDER_64K);
+	EXPECT_LT(0, policy_stat("knobs", "limits_clamped"));
+}
+
+/* All of each order: the highest allowed at once (1 MiB), then nothing */
+TEST_F_TIMEOUT(orders, no_creep_at_the_maximum, 180)
+{
+	no_creep(_metadata, self, 100, 8);
+}
+
+TEST_HARNESS_MAIN
