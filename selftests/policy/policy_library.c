@@ -464,6 +464,59 @@ TEST_F_TIMEOUT(khugepaged, priority_serves_critical_first, 240)
 	EXPECT_EQ(0, cg_remove("ce_crit"));
 }
 
+/*
+ * A child of 2 PMDs in ce_mthp under mthp_frugal, 64 KiB and 2 MiB folios
+ * allowed, with memory.high @high: its folios once khugepaged settled.
+ */
+static void mthp_frugal_child(struct __test_metadata *_metadata,
+			      const char *high, unsigned long *count)
+{
+	struct hp_child c = {};
+
+	ASSERT_EQ(0, write_str(CGROOT "ce_mthp/memory.high", high));
+	ASSERT_EQ(0, hp_child_start(&c, "ce_mthp", 2));
+	EXPECT_TRUE(wait_full_scans(60));
+	khugepaged_stop();
+	EXPECT_EQ(0, folio_orders(c.pid, *c.addr, 2 * HPAGE_SZ, count, 9));
+	TH_LOG("memory.high %s: %lu folios of 64 KiB, %lu of 2 MiB", high,
+	       count[4], count[9]);
+	hp_child_stop(&c);
+	thp_pop_settings();
+}
+
+/*
+ * mthp_frugal: with less than 256 MiB below memory.high, only 64 KiB
+ * folios (7.3; 6.12 has no orders hook: PMDs as without the policy, and
+ * collapsectl said so at the load); with room, PMDs.
+ */
+TEST_F_TIMEOUT(khugepaged, mthp_frugal_small_folios_when_tight, 240)
+{
+	struct thp_settings s = *thp_current_settings();
+	bool has_orders = kernel_has_hook("orders");
+	unsigned long count[10];
+
+	for (int o = 0; o < NR_ORDERS; o++)
+		s.hugepages[o].enabled = o == 4 || o == 9 ? THP_MADVISE : THP_NEVER;
+	thp_push_settings(&s);
+	ASSERT_EQ(0, cg_create("ce_mthp", NULL));
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF
+			     "mthp_frugal.bpf.o --cgroup " CGROOT "ce_mthp"));
+	EXPECT_EQ(!has_orders, !!strstr(out, "hook 'orders'")) TH_LOG("%s", out);
+	mthp_frugal_child(_metadata, "128M", count);
+	if (has_orders) {
+		EXPECT_EQ(2 * HPAGE_NR / 16, count[4]);
+		EXPECT_EQ(0, count[9]);
+		EXPECT_EQ(2 * HPAGE_NR / 16,
+			  policy_stat("mthp_frugal", "collapsed_64kB"));
+	} else {
+		EXPECT_EQ(2, count[9]);
+	}
+	mthp_frugal_child(_metadata, "max", count);
+	EXPECT_EQ(2, count[9]);
+	unload("mthp_frugal");
+	EXPECT_EQ(0, cg_remove("ce_mthp"));
+}
+
 /* Once an mm is huge, skip_huge stops khugepaged from walking it again. */
 TEST_F_TIMEOUT(khugepaged, skip_huge_skips_huge_mms, 180)
 {
