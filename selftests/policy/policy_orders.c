@@ -227,6 +227,20 @@ TEST_F_TIMEOUT(orders, no_fill_under_a_larger_order_that_does_not, 180)
 	EXPECT_LT(0, policy_stat("knobs", "limits_clamped"));
 }
 
+/*
+ * 15 at every order, PMDs left out by the orders hook: a PMD khugepaged
+ * may not make holds no smaller order back, so order 4 fills its holes
+ * (all 32 blocks), in the collapse itself too, where the PMD's 15 alone
+ * would allow none
+ */
+TEST_F_TIMEOUT(orders, fill_where_no_pmd_is_made, 180)
+{
+	self->skel->data->orders_answer = 1 << ORDER_64K;
+	self->skel->data->set_none = (1 << ORDER_64K) - 1;
+	order_limit(_metadata, self, 32);
+	EXPECT_EQ(0, policy_stat("knobs", "limits_clamped"));
+}
+
 /* Only the first 16 pages of each PMD: a full 64 KiB block, then nothing */
 static bool first_16_only(size_t page)
 {
