@@ -148,7 +148,7 @@ FIXTURE_VARIANT_ADD(yield, no_yield)
 /* knobs with batches of 64 PMDs at the root; the yield event on */
 FIXTURE_SETUP(yield)
 {
-	self->skel = knobs__open();
+	self->skel = knobs_open();
 	ASSERT_NE(NULL, self->skel);
 	ASSERT_EQ(0, ops_data_set_u64(self->skel->obj, self->skel->maps.knobs,
 				      "flags", variant->ops_flags));

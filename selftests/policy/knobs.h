@@ -12,20 +12,34 @@
 #include "knobs.skel.h"
 
 /*
- * A knobs policy named @name (NULL keeps "knobs") for cgroup @cgid (0 is
- * the root), loaded but not attached: set its .bss answers, then
- * knobs_attach(). A hook the kernel lacks (orders on 6.12) is left out.
+ * knobs__open() without the hooks the running kernel lacks (orders on
+ * 6.12), which its libbpf would refuse to load: every test opens knobs so.
  */
-static inline struct knobs *knobs_load(const char *name, uint64_t cgid)
+static inline struct knobs *knobs_open(void)
 {
 	struct knobs *skel = knobs__open();
 	char dropped[64];
 
+	if (skel && ops_data_drop_missing_hooks(skel->obj, skel->maps.knobs,
+						dropped, sizeof(dropped))) {
+		knobs__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+/*
+ * A knobs policy named @name (NULL keeps "knobs") for cgroup @cgid (0 is
+ * the root), loaded but not attached: set its .bss answers, then
+ * knobs_attach().
+ */
+static inline struct knobs *knobs_load(const char *name, uint64_t cgid)
+{
+	struct knobs *skel = knobs_open();
+
 	if (!skel)
 		return NULL;
-	if (ops_data_drop_missing_hooks(skel->obj, skel->maps.knobs, dropped,
-					sizeof(dropped)) ||
-	    ops_data_set_cgroup_id(skel->obj, skel->maps.knobs, cgid) ||
+	if (ops_data_set_cgroup_id(skel->obj, skel->maps.knobs, cgid) ||
 	    (name && ops_data_set_name(skel->obj, skel->maps.knobs, name)) ||
 	    knobs__load(skel)) {
 		knobs__destroy(skel);

@@ -93,7 +93,7 @@ TEST(unknown_flags_einval)
 	struct knobs *skel;
 
 	for (int i = 0; i < 3; i++) {
-		skel = knobs__open();
+		skel = knobs_open();
 		ASSERT_NE(NULL, skel);
 		ASSERT_EQ(0, ops_data_set_u64(skel->obj, skel->maps.knobs, "flags",
 					      bad[i]));
@@ -101,7 +101,7 @@ TEST(unknown_flags_einval)
 		EXPECT_FALSE(policy_attached("knobs"));
 		knobs__destroy(skel);
 	}
-	skel = knobs__open();
+	skel = knobs_open();
 	ASSERT_NE(NULL, skel);
 	ASSERT_EQ(0, ops_data_set_u64(skel->obj, skel->maps.knobs, "flags", 1));
 	ASSERT_EQ(0, knobs__load(skel));
@@ -114,7 +114,7 @@ TEST(unknown_flags_einval)
 
 TEST(empty_name_einval)
 {
-	struct knobs *skel = knobs__open();
+	struct knobs *skel = knobs_open();
 
 	ASSERT_NE(NULL, skel);
 	ASSERT_EQ(0, ops_data_set_name(skel->obj, skel->maps.knobs, ""));
@@ -133,7 +133,7 @@ TEST(names_sysfs_cannot_hold_einval)
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct knobs *skel = knobs__open();
+		struct knobs *skel = knobs_open();
 
 		ASSERT_NE(NULL, skel);
 		ASSERT_EQ(0, ops_data_set_name(skel->obj, skel->maps.knobs, bad[i]));
