@@ -195,3 +195,19 @@ int ops_data_drop_missing_hooks(struct bpf_object *obj, struct bpf_map *map,
 	btf__free(vmlinux);
 	return 0;
 }
+
+bool ops_data_kernel_has_hook(const char *hook)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	const struct btf_type *kt;
+	bool found;
+	int kid;
+
+	if (!vmlinux)
+		return false;
+	kid = btf__find_by_name_kind(vmlinux, OPS_TYPE, BTF_KIND_STRUCT);
+	kt = kid > 0 ? btf__type_by_id(vmlinux, kid) : NULL;
+	found = kt && has_member(vmlinux, kt, hook);
+	btf__free(vmlinux);
+	return found;
+}

@@ -7,6 +7,7 @@
 #ifndef OPS_DATA_H
 #define OPS_DATA_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <bpf/libbpf.h>
 
@@ -34,5 +35,7 @@ int ops_data_get_name(struct bpf_object *obj, struct bpf_map *map, char *buf,
  */
 int ops_data_drop_missing_hooks(struct bpf_object *obj, struct bpf_map *map,
 				char *dropped, size_t len);
+/* Has the running kernel's struct collapse_ext_ops a member @hook? */
+bool ops_data_kernel_has_hook(const char *hook);
 
 #endif

@@ -12,29 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <bpf/btf.h>
-
 #include "collapse_test.h"
 #include "policy_test.h"
+#include "ops_data.h"
 
 bool kernel_has_hook(const char *hook)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	const struct btf_type *t;
-	const struct btf_member *m;
-	bool found = false;
-	unsigned int i;
-	int id;
-
-	if (!btf)
-		return false;
-	id = btf__find_by_name_kind(btf, "collapse_ext_ops", BTF_KIND_STRUCT);
-	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-	for (i = 0, m = t ? btf_members(t) : NULL; t && i < btf_vlen(t); i++, m++)
-		if (!strcmp(btf__name_by_offset(btf, m->name_off), hook))
-			found = true;
-	btf__free(btf);
-	return found;
+	return ops_data_kernel_has_hook(hook);
 }
 
 long policy_stat(const char *policy, const char *key)
