@@ -26,7 +26,7 @@
 #   RUN_ORDER    normal (default: programs in list order, each program's cases
 #                in its own order), reverse, or random[:SEED]: one unit per
 #                case of a harness program (run alone, `PROG -r CASE`) and per
-#                run of the tree's khugepaged test, in reverse or shuffled
+#                run of the tree's own tests (khugepaged, tree-NAME), in reverse or shuffled
 #                order. The seed is printed; give it back to repeat an order.
 #   PROG_TIMEOUT seconds each program (or case, see RUN_ORDER) may take
 #                (default 900).
@@ -93,10 +93,17 @@ is_tree_test() {
 	return 1
 }
 
+# Run as one unit whatever RUN_ORDER says: the tree's khugepaged test, and
+# the tree's kselftest runners (tree-NAME: tools/testing/selftests/NAME)
+is_whole_unit() {
+	case "$1" in khugepaged-*|tree-*) return 0 ;; esac
+	return 1
+}
+
 # Units to run, "NAME CASE" (CASE "-": the whole program), in RUN_ORDER.
 units() {
 	programs | while read -r name cases; do
-		if [ "$ORDER" = normal ] || is_tree_test "$name" || [ -z "$cases" ]; then
+		if [ "$ORDER" = normal ] || is_whole_unit "$name" || [ -z "$cases" ]; then
 			echo "$name -"
 		else
 			for c in $cases; do echo "$name $c"; done
@@ -135,6 +142,11 @@ command_for() {
 		ctx=${rest%-*} opt=""
 		[ "$ctx" != mthp_khugepaged ] || opt="-c 4 "
 		echo "taskset -c 0 $pol /selftests/mm/khugepaged $opt$ctx:${rest##*-} /mnt/thp"
+		;;
+	tree-*)
+		t=/selftests/tree/${1#tree-}/runner
+		[ -x "$t" ] || { echo "no $t" >&2; return; }
+		echo "$t"
 		;;
 	*)
 		[ -x "$BIN/$1" ] || { echo "no $BIN/$1" >&2; return; }

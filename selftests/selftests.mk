@@ -4,6 +4,9 @@
 # staged in the guest as /selftests/bin/NAME.  Every selftests/*/NAME.bpf.c
 # is compiled and turned into a skeleton, build/BASE/selftests/NAME.skel.h.
 # The kernel tree's selftests/mm/khugepaged is staged as /selftests/mm/khugepaged.
+# A listed tree-NAME is the tree's own tools/testing/selftests/NAME (the
+# series' tests), built with its Makefile and staged as
+# /selftests/tree/NAME/runner.
 #
 # selftests/expected.txt lists the programs the suite runs and their cases
 # (one program per line: NAME CASE...). Only listed programs go into the
@@ -31,7 +34,8 @@ ST_SRCS    := $(filter-out %.bpf.c,$(wildcard selftests/mm/*.c selftests/policy/
 ST_NAMES   := $(notdir $(basename $(ST_SRCS)))
 ST_BINS    := $(patsubst %,$(ST_OUT)/bin/%,$(ST_NAMES))
 ST_UNLISTED := $(filter-out $(ST_LISTED),$(ST_NAMES))
-ST_NOSRC   := $(filter-out $(ST_NAMES) khugepaged-%,$(ST_LISTED))
+ST_NOSRC   := $(filter-out $(ST_NAMES) khugepaged-% tree-%,$(ST_LISTED))
+ST_TREE    := $(patsubst tree-%,%,$(filter tree-%,$(ST_LISTED)))
 # README.md's test table: a row "| `DIR/NAME` | what it proves |" for every
 # program, and none for a program that is gone (checked with the list)
 ST_ROWS    := $(shell sed -n 's/^| `\(mm\|policy\|loader\|stress\)\/\([a-z0-9_]*\)` |.*/\2/p' README.md)
@@ -80,6 +84,16 @@ $(ST_OUT)/mm/khugepaged: $(KSTAMP) $(HDRS)/.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -w -I$(KSFT_MM) $(KSFT_SRCS) -o $@ -static-pie
 
+# The tree's own tests: its Makefile (and libbpf, in its output) decides
+# what to rebuild. Static, as everything in the guest.
+$(ST_OUT)/tree/%/runner: $(KSTAMP) $(HDRS)/.stamp $(BPFTOOL) $(BZIMAGE) FORCE
+	@mkdir -p $(dir $@)
+	$(MAKE) -s -C $(KSRC)/tools/testing/selftests/$* OUTPUT=$(abspath $(dir $@)) \
+		VMLINUX_BTF=$(VMLINUX) BPFTOOL=$(BPFTOOL) CLANG=$(CLANG) \
+		KHDR_INCLUDES="-isystem $(HDRS)/include" RUNNER_LDFLAGS=-static
+$(GUEST)/selftests/tree/%/runner: $(ST_OUT)/tree/%/runner
+	@cmp -s $< $@ || install -D -m 755 $< $@
+
 $(GUEST)/selftests/bin/%: $(ST_OUT)/bin/%
 	@install -D -m 755 $< $@
 $(GUEST)/selftests/mm/khugepaged: $(ST_OUT)/mm/khugepaged
@@ -121,8 +135,9 @@ $(GUEST)/selftests/expected.txt: FORCE
 $(GUEST)/selftests/bpf/%.bpf.o: $(ST_OUT)/%.bpf.o
 	@install -D -m 644 $< $@
 
-selftests: $(ST_BINS) $(ST_OUT)/mm/khugepaged
+selftests: $(ST_BINS) $(ST_OUT)/mm/khugepaged $(patsubst %,$(ST_OUT)/tree/%/runner,$(ST_TREE))
 GUEST_FILES += $(patsubst %,$(GUEST)/selftests/bin/%,$(filter $(ST_LISTED),$(ST_NAMES))) \
+	       $(patsubst %,$(GUEST)/selftests/tree/%/runner,$(ST_TREE)) \
 	       $(patsubst %.bpf.c,$(GUEST)/selftests/bpf/%.bpf.o,$(notdir $(ST_BPF))) \
 	       $(GUEST)/selftests/mm/khugepaged $(GUEST)/selftests/run_tests.sh \
 	       $(GUEST)/selftests/with_policy.sh $(GUEST)/selftests/expected.txt
