@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,6 +270,18 @@ int region_zero_first_pmd(struct region *r)
 	if (madvise(r->p, HPAGE_SZ, MADV_HUGEPAGE))
 		return -1;
 	return sum ? -1 : 0;
+}
+
+int stay_on_this_cpu(void)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return -errno;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
 bool huge_but_pmds_2_5(struct region *r)

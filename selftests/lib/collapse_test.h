@@ -82,6 +82,17 @@ bool last_page_missing(size_t page);
 int region_zero_first_pmd(struct region *r);
 
 /*
+ * Keep the calling thread on the CPU it runs on (0 or -errno), for a test
+ * that swaps pages out and collapses them. A page faulted or swapped in
+ * waits in its CPU's LRU batch holding a reference, and MADV_PAGEOUT and
+ * the collapse after a swap-in (__collapse_huge_page_swapin()'s
+ * lru_add_drain()) drain only their own CPU's batch: a thread that moved
+ * meets that reference, pages not swapped out or SCAN_PAGE_COUNT (EAGAIN),
+ * as on mainline. Seen on the 7.3 debug kernel.
+ */
+int stay_on_this_cpu(void);
+
+/*
  * The folios mapping [p, p + len) of @pid (0: ourselves), by order, read
  * from pagemap and /proc/kpageflags: @count[o] is the number of folios of
  * order o (0: small pages) mapped whole, in order, inside the range, up to

@@ -62,6 +62,8 @@ static void collapse_and_check(struct __test_metadata *_metadata, size_t nr,
 	struct region r;
 	long alloc = vmstat("thp_collapse_alloc"), locks;
 
+	if (swap)
+		ASSERT_EQ(0, stay_on_this_cpu());
 	ASSERT_EQ(0, region_map(&r, nr));
 	region_fill(&r, holes);
 	if (swap) {

@@ -119,6 +119,8 @@ static int busy_collapse(void *arg)
 	pid_t child = 0;
 	int err = 0;
 
+	if (swap && stay_on_this_cpu())
+		return 204;
 	if (region_map(&r, 1))
 		return 200;
 	region_fill(&r, NULL);

@@ -213,6 +213,7 @@ TEST_F(limits, max_ptes_swap_with_zram)
 
 	if (read_num("/sys/block/zram0/disksize") <= 0)
 		SKIP(return, "no zram swap");
+	ASSERT_EQ(0, stay_on_this_cpu());
 	region_fill(&self->r, NULL);
 	for (size_t h = 0; h < self->r.len; h += HPAGE_SZ)
 		ASSERT_EQ(0, madvise(self->r.p + h, 64 * PAGE_SZ, MADV_PAGEOUT));
