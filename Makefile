@@ -223,7 +223,7 @@ $(BZ_DEBUG): FORCE $(KOBJ_DEBUG)/.config
 
 ifndef ALL_BASES
 test-debug: initramfs $(BZ_DEBUG)
-	@BZIMAGE=$(BZ_DEBUG) TEST_TIMEOUT=5400 PROG_TIMEOUT=$${PROG_TIMEOUT:-2700} selftests/vm/test
+	@BZIMAGE=$(BZ_DEBUG) TEST_TIMEOUT=$${TEST_TIMEOUT:-7200} PROG_TIMEOUT=$${PROG_TIMEOUT:-2700} selftests/vm/test
 endif
 
 clean:
