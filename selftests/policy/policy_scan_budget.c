@@ -164,6 +164,30 @@ TEST_F_TIMEOUT(budget, once_per_visit_with_ctx, 120)
 }
 
 /*
+ * A collapse drops the mmap_lock and ends khugepaged's call on the mm, not
+ * its visit: the rest of the visit is not asked about again. With a
+ * second between passes, the child's 8 ranges collapse in a pass or two,
+ * 8 lock drops, and still no more than two asks a pass (a pass may visit
+ * an mm twice). The asks are read before the passes, which only grow.
+ */
+TEST_F_TIMEOUT(budget, not_asked_again_after_a_collapse, 120)
+{
+	struct thp_settings s = *thp_current_settings();
+	long asks, passes;
+
+	s.khugepaged.scan_sleep_millisecs = 1000;
+	thp_push_settings(&s);
+	attach(_metadata, self, KEEP);
+	EXPECT_TRUE(hp_child_wait_huge(&self->child, 60));
+	asks = self->skel->bss->nr_scan_budget;
+	passes = policy_stat("budget_root", "khugepaged_passes");
+	TH_LOG("%ld asks in %ld passes", asks, passes);
+	EXPECT_LT(0, asks);
+	EXPECT_GE(2 * passes, asks);
+	thp_pop_settings();
+}
+
+/*
  * 0 skips the mm at no scan cost; an mm of another cgroup (no policy)
  * is collapsed meanwhile.
  */
