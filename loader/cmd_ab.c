@@ -39,7 +39,8 @@ static const char ab_usage[] =
 "time_to_90pct_s, until coverage (memory.stat anon_thp / anon, sampled every\n"
 "100 ms, with at least 2 MiB anon) reached 0.9 (a run that never did is left\n"
 "out of it, and counted); final_coverage, the last sample taken while the\n"
-"run was alive (at least 2 MiB anon, none of its processes exiting);\n"
+"run was alive (at least 2 MiB anon, none of its processes exiting, and\n"
+"one left at all);\n"
 "peak_bytes (memory.peak); the policy's counters collapse_succeeded,\n"
 "collapse_failed, pages_collapsed and failed_*; and every line COMMAND\n"
 "prints as\n"
@@ -59,7 +60,8 @@ static const char ab_usage[] =
 "duration are stopped, which is not a failure), or on an error; 2 on a\n"
 "usage error; 130 when interrupted.\n"
 "\n"
-"  --duration S   stop the runs after S seconds (default 30); with --reps,\n"
+"  --duration S   stop the runs after S seconds (default 30; or S with a\n"
+"                 unit: ms, s, m, h); with --reps,\n"
 "                 each run: its metrics are then those of the stopped run\n"
 "  --csv FILE     also write a header line and then, without --reps, one\n"
 "                 line per second:\n"
@@ -294,9 +296,11 @@ int cmd_ab(int argc, char **argv)
 	while ((c = getopt_long(cmd, argv, "d:c:r:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			duration = strtod(optarg, NULL);
-			if (duration <= 0)
-				return fail("--duration needs a positive number");
+			if (parse_seconds(optarg, &duration)) {
+				fail("--duration needs a positive time, e.g. 30, "
+				     "90s, 1.5m or 500ms (got '%s')", optarg);
+				return 2;
+			}
 			break;
 		case 'c': csv_path = optarg; break;
 		case 'r':

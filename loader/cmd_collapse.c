@@ -72,12 +72,18 @@ int cmd_collapse(int argc, char **argv)
 	};
 	unsigned int flags = 0;
 	unsigned long start = 0, end = 0;
-	int c, pid = 0, pidfd, err = 0, last = 0, ranges = 0;
+	int c, pidfd, err = 0, last = 0, ranges = 0;
+	pid_t pid = 0;
 	long before;
 
 	while ((c = getopt_long(argc, argv, "p:ldah", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p': pid = atoi(optarg); break;
+		case 'p':
+			if (parse_pid(optarg, &pid)) {
+				fail("--pid '%s' is not a process id", optarg);
+				return 2;
+			}
+			break;
 		case 'l': flags |= MADV_F_COLLAPSE_LIMITS; break;
 		case 'd': flags |= MADV_F_COLLAPSE_DEFRAG; break;
 		case 'a': break;

@@ -13,7 +13,7 @@
 #include "collapsectl.h"
 
 static const char list_usage[] =
-"Usage: collapsectl list [--json]\n"
+"Usage: collapsectl list [--json | -j]\n"
 "\n"
 "Every attached collapse_ext policy: name, cgroup path and id, time since\n"
 "attach, the struct_ops map and link ids, and whether collapsectl pinned it.\n"
@@ -142,7 +142,7 @@ int cmd_list(int argc, char **argv)
 	bool json = false;
 	int i, j, k, n;
 
-	if (argc == 2 && !strcmp(argv[1], "--json")) {
+	if (argc == 2 && (!strcmp(argv[1], "--json") || !strcmp(argv[1], "-j"))) {
 		json = true;
 		argc--;
 	}

@@ -71,7 +71,8 @@ static const char stats_usage[] =
 "  --textfile DIR   write the same metrics (Prometheus text format 0.0.4) to\n"
 "                   DIR/" TEXTFILE " by an atomic rename, for node_exporter's\n"
 "                   textfile collector; with --watch, every interval\n"
-"  --watch SECONDS  again every SECONDS, with the rate per second over the\n"
+"  --watch SECONDS  again every SECONDS (or with a unit: 500ms, 10s, 1m),\n"
+"                   with the rate per second over the\n"
 "                   measured interval; follows policies as they are attached\n"
 "                   and detached; a counter that went down (the policy was\n"
 "                   attached again) counts from 0\n";
@@ -260,7 +261,6 @@ int cmd_stats(int argc, char **argv)
 	double watch = 0, last = 0, next, t;
 	int c, n, nprev = 0, cur = 0;
 	struct stat st;
-	char *end;
 
 	while ((c = getopt_long(argc, argv, "jot:w:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -268,9 +268,11 @@ int cmd_stats(int argc, char **argv)
 		case 'o': om = true; break;
 		case 't': textdir = optarg; break;
 		case 'w':
-			watch = strtod(optarg, &end);
-			if (*end || !(watch > 0))
-				return fail("--watch needs a positive number of seconds");
+			if (parse_seconds(optarg, &watch)) {
+				fail("--watch needs a positive time, e.g. 1, 10s or "
+				     "500ms (got '%s')", optarg);
+				return 2;
+			}
 			break;
 		case 'h': fputs(stats_usage, stdout); return 0;
 		default: fputs(stats_usage, stderr); return 2;

@@ -22,15 +22,16 @@ static const char usage[] =
 "  apply FILE | apply --unload\n"
 "                          make the loaded policies those FILE lists\n"
 "                          (/etc/collapse_ext/policies.conf at boot)\n"
-"  list [--json]           attached policies, their cgroups and ids\n"
+"  list [--json | -j]      attached policies, their cgroups and ids\n"
 "  stats [NAME] [--json | --openmetrics] [--textfile DIR] [--watch S]\n"
 "                          the kernel's counters of each policy\n"
 "  collapse --pid PID [--limits] [--defrag] [START-END | --all]\n"
 "                          process_madvise(MADV_COLLAPSE) on another process\n"
 "  ab A.bpf.o B.bpf.o [--reps N] [--duration S] -- COMMAND...\n"
 "                          A/B-test two policies on two cgroups\n"
+"  version [--json]        collapsectl's version and the kernel's hooks\n"
 "\n"
-"collapsectl COMMAND --help describes a command; --version prints the version.\n";
+"collapsectl COMMAND --help describes a command; --version (-V) is version.\n";
 
 static const struct {
 	const char *name;
@@ -44,6 +45,7 @@ static const struct {
 	{ "stats", cmd_stats },
 	{ "collapse", cmd_collapse },
 	{ "ab", cmd_ab },
+	{ "version", cmd_version },
 };
 
 int fail(const char *fmt, ...)
@@ -102,11 +104,8 @@ int main(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("collapsectl %s (libbpf %s)\n", COLLAPSECTL_VERSION,
-		       libbpf_version_string());
-		return 0;
-	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+		return cmd_version(argc - 1, argv + 1);
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);

@@ -32,6 +32,10 @@ bool require_root(void);
  */
 int check_args(int argc, char **argv, int nargs, const char *usage);
 
+/* parse.c: 0, or -EINVAL when @s is not all one valid value */
+int parse_pid(const char *s, pid_t *pid);
+int parse_seconds(const char *s, double *secs);	/* > 0; units ms s m h */
+
 /* --- sysfs.c: the kernel's view of the attached policies ----------------- */
 
 struct stat_line {
@@ -133,6 +137,7 @@ int cmd_list(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_collapse(int argc, char **argv);
 int cmd_ab(int argc, char **argv);
+int cmd_version(int argc, char **argv);
 
 /* Print the counters of @name, side by side with @name2 when not NULL. */
 void print_stats_table(FILE *f, const char *name, const char *name2);

@@ -22,11 +22,12 @@ static bool ops_type_name(const char *name)
 	       (!name[len] || !strncmp(name + len, "___", 3));
 }
 
-struct bpf_map *ops_data_find_map(struct bpf_object *obj)
+struct bpf_map *ops_data_find_map(struct bpf_object *obj, int *nr)
 {
 	const struct btf *btf = bpf_object__btf(obj);
-	struct bpf_map *map;
+	struct bpf_map *map, *found = NULL;
 
+	*nr = 0;
 	if (!btf)
 		return NULL;
 	bpf_object__for_each_map(map, obj) {
@@ -35,10 +36,12 @@ struct bpf_map *ops_data_find_map(struct bpf_object *obj)
 		if (bpf_map__type(map) != BPF_MAP_TYPE_STRUCT_OPS)
 			continue;
 		t = btf__type_by_id(btf, bpf_map__btf_value_type_id(map));
-		if (t && ops_type_name(btf__name_by_offset(btf, t->name_off)))
-			return map;
+		if (t && ops_type_name(btf__name_by_offset(btf, t->name_off))) {
+			found = found ?: map;
+			(*nr)++;
+		}
 	}
-	return NULL;
+	return *nr == 1 ? found : NULL;
 }
 
 /* Offset and size of member @name of the map's value type. */
@@ -210,4 +213,36 @@ bool ops_data_kernel_has_hook(const char *hook)
 	found = kt && has_member(vmlinux, kt, hook);
 	btf__free(vmlinux);
 	return found;
+}
+
+int ops_data_kernel_hooks(char names[][OPS_HOOK_LEN], int max)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	const struct btf_member *m;
+	const struct btf_type *kt;
+	unsigned int i;
+	int kid, n = 0;
+
+	if (!vmlinux)
+		return -errno;
+	kid = btf__find_by_name_kind(vmlinux, OPS_TYPE, BTF_KIND_STRUCT);
+	kt = kid > 0 ? btf__type_by_id(vmlinux, kid) : NULL;
+	if (!kt) {
+		btf__free(vmlinux);
+		return -ENOENT;
+	}
+	for (i = 0, m = btf_members(kt); i < btf_vlen(kt); i++, m++) {
+		const struct btf_type *mt = btf__type_by_id(vmlinux, m->type);
+
+		/* hooks only: function pointers */
+		if (!mt || !btf_is_ptr(mt))
+			continue;
+		mt = btf__type_by_id(vmlinux, mt->type);
+		if (!mt || !btf_is_func_proto(mt) || n >= max)
+			continue;
+		snprintf(names[n++], OPS_HOOK_LEN, "%s",
+			 btf__name_by_offset(vmlinux, m->name_off));
+	}
+	btf__free(vmlinux);
+	return n;
 }

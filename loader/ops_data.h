@@ -11,8 +11,11 @@
 #include <stdint.h>
 #include <bpf/libbpf.h>
 
-/* The collapse_ext_ops struct_ops map of @obj, or NULL. */
-struct bpf_map *ops_data_find_map(struct bpf_object *obj);
+/*
+ * The collapse_ext_ops struct_ops map of @obj; NULL when it has none or
+ * several (how many in *@nr).
+ */
+struct bpf_map *ops_data_find_map(struct bpf_object *obj, int *nr);
 
 /* Set cgroup_id / name of the (opened, not loaded) struct_ops @map of @obj. */
 int ops_data_set_cgroup_id(struct bpf_object *obj, struct bpf_map *map,
@@ -37,5 +40,13 @@ int ops_data_drop_missing_hooks(struct bpf_object *obj, struct bpf_map *map,
 				char *dropped, size_t len);
 /* Has the running kernel's struct collapse_ext_ops a member @hook? */
 bool ops_data_kernel_has_hook(const char *hook);
+
+#define OPS_HOOK_LEN	32
+/*
+ * The hooks of the running kernel's collapse_ext_ops (its function
+ * pointer members, in order) in @names: how many, or -ENOENT when the
+ * kernel has no collapse_ext, -errno without its BTF.
+ */
+int ops_data_kernel_hooks(char names[][OPS_HOOK_LEN], int max);
 
 #endif

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
@@ -98,7 +100,7 @@ int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 		     const char *name)
 {
 	char msg[128], dropped[256], *hook, *save;
-	int err;
+	int err, nr_maps;
 
 	memset(po, 0, sizeof(*po));
 	if (check_bpf_elf(file))
@@ -113,9 +115,13 @@ int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 		return fail("%s: not a BPF object file libbpf can open (%s)",
 			    file, msg);
 	}
-	po->map = ops_data_find_map(po->obj);
+	po->map = ops_data_find_map(po->obj, &nr_maps);
 	if (!po->map) {
 		policy_close(po);
+		if (nr_maps)
+			return fail("%s: %d struct collapse_ext_ops maps in this "
+				    "object: a policy is one (put each in an "
+				    "object of its own)", file, nr_maps);
 		return fail("%s: no struct collapse_ext_ops map in this object "
 			    "(declare one with COLLAPSE_EXT_OPS() from "
 			    "collapse_ext.bpf.h)", file);
@@ -211,6 +217,23 @@ void policy_close(struct policy_obj *po)
 	libbpf_set_print(NULL);
 }
 
+/* PIN_DIR exists on bpffs: 0, or 1 after saying what to do */
+static int pin_dir_ready(void)
+{
+	struct statfs fs;
+
+	if (mkdir(PIN_DIR, 0700) && errno != EEXIST)
+		return fail("cannot create %s: %s (is bpffs mounted at "
+			    "/sys/fs/bpf?)", PIN_DIR, strerror(errno));
+	if (statfs(PIN_DIR, &fs))
+		return fail("cannot read %s: %s", PIN_DIR, strerror(errno));
+	if (fs.f_type != BPF_FS_MAGIC)
+		return fail("%s is not on bpffs, where a policy must be pinned to "
+			    "outlive collapsectl: mount it (mount -t bpf bpf "
+			    "/sys/fs/bpf), or use load --foreground", PIN_DIR);
+	return 0;
+}
+
 int policy_load_pinned(const char *file, uint64_t cgid, const char *name,
 		       char *loaded)
 {
@@ -226,12 +249,16 @@ int policy_load_pinned(const char *file, uint64_t cgid, const char *name,
 		err = fail("%s already exists: unload '%s' first", pin, po.name);
 		goto out;
 	}
+	/* Where the pin goes is checked first: a policy never attaches only
+	 * to be detached (its init and exit run) for want of bpffs. */
+	err = pin_dir_ready();
+	if (err)
+		goto out;
 	link = policy_attach(&po, cgid);
 	if (!link) {
 		err = 1;
 		goto out;
 	}
-	mkdir(PIN_DIR, 0700);
 	err = bpf_link__pin(link, pin);
 	if (err) {
 		bpf_link__destroy(link);

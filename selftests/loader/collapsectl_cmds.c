@@ -44,14 +44,22 @@ TEST_F(ctl, help_and_version)
 {
 	static const char * const cmds[] = {
 		"load", "list", "stats", "swap", "unload", "collapse", "ab",
-		"apply",
+		"apply", "version",
 	};
 
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl --help"));
 	EXPECT_NE(NULL, strstr(out, "Commands:"));
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl --version"));
 	EXPECT_NE(NULL, strstr(out, "collapsectl 0."));
-	for (int i = 0; i < 8; i++) {
+	/* version names the kernel's hooks: orders only where it has them */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl -V"));
+	EXPECT_NE(NULL, strstr(out, "collapse_ext hooks pte_limits target_node")) TH_LOG("%s", out);
+	EXPECT_EQ(kernel_has_hook("orders"), !!strstr(out, " orders"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl version --json"));
+	EXPECT_NE(NULL, strstr(out, "\"collapse_ext\":true")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"hooks\":[\"pte_limits\",")) TH_LOG("%s", out);
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl version extra"));
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl %s --help", cmds[i]));
 		EXPECT_NE(NULL, strstr(out, "Usage: collapsectl"));
 	}
@@ -93,6 +101,9 @@ TEST_F(ctl, load_outlives_loader_and_unload_detaches)
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl list"));
 	EXPECT_NE(NULL, strstr(out, "frugal"));
 	EXPECT_NE(NULL, strstr(out, "yes"));
+	/* -j as stats takes it */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl list -j"));
+	EXPECT_NE(NULL, strstr(out, "\"name\":\"frugal\"")) TH_LOG("%s", out);
 
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl unload frugal"));
 	EXPECT_FALSE(policy_attached("frugal"));
@@ -123,7 +134,7 @@ TEST_F(ctl, stats_text_json_watch)
 	EXPECT_NE(NULL, strstr(out, "\"name\":\"passthrough\""));
 	/* Ctrl-C ends --watch with status 0, after one block per interval */
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl stats passthrough "
-			     "--watch 1 & p=$!; sleep 3; kill -INT $p; wait $p"));
+			     "--watch 1000ms & p=$!; sleep 3; kill -INT $p; wait $p"));
 	EXPECT_LE(2, count_matches(out, "collapse_succeeded")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "/s"));
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl stats nosuch"));
@@ -195,6 +206,19 @@ TEST_F(ctl, errors_are_one_clear_line)
 	/* no collapse_ext_ops map */
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load " TBPF "no_ops.bpf.o"));
 	EXPECT_NE(NULL, strstr(out, "no struct collapse_ext_ops map"));
+	/*
+	 * no bpffs where the pin goes (a tmpfs over /sys/fs/bpf, in a mount
+	 * namespace of its own): refused before the attach, nothing attached
+	 */
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "unshare -m --propagation private "
+			     "sh -c 'mount -t tmpfs none /sys/fs/bpf && "
+			     "collapsectl load " BPF "passthrough.bpf.o'"));
+	EXPECT_NE(NULL, strstr(out, "is not on bpffs")) TH_LOG("%s", out);
+	EXPECT_FALSE(policy_attached("passthrough"));
+	/* two: which would be the policy? Refused, nothing attached */
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load " TBPF "two_ops.bpf.o"));
+	EXPECT_NE(NULL, strstr(out, "2 struct collapse_ext_ops maps")) TH_LOG("%s", out);
+	EXPECT_FALSE(policy_attached("two_ops_a"));
 	/* verifier rejection: the relevant tail, not the whole log */
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load " TBPF "bad_ctx_write.bpf.o"));
 	EXPECT_NE(NULL, strstr(out, "only struct collapse_ext_limits is writable"));
@@ -226,6 +250,18 @@ TEST_F(ctl, errors_are_one_clear_line)
 	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl collapse"));
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl collapse --pid 1 zz-yy"));
 	EXPECT_NE(NULL, strstr(out, "bad range"));
+	/* numbers are read whole: never the number in front of a typo */
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl collapse --pid 1x"));
+	EXPECT_NE(NULL, strstr(out, "--pid '1x' is not a process id")) TH_LOG("%s", out);
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl collapse --pid -1"));
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl stats --watch 1q"));
+	EXPECT_NE(NULL, strstr(out, "(got '1q')")) TH_LOG("%s", out);
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl stats --watch 0s"));
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl ab " BPF "frugal.bpf.o "
+			     BPF "eager.bpf.o --duration 10x -- true"));
+	EXPECT_NE(NULL, strstr(out, "--duration needs a positive time")) TH_LOG("%s", out);
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl ab " BPF "frugal.bpf.o "
+			     BPF "eager.bpf.o --duration nan -- true"));
 }
 
 TEST_F(ctl, ebusy_names_the_holder)
