@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
@@ -33,6 +34,7 @@ static const char * const policy_dirs[] = {
 
 static const char apply_usage[] =
 "Usage: collapsectl apply FILE\n"
+"       collapsectl apply --check FILE\n"
 "       collapsectl apply --unload\n"
 "\n"
 "Load the policies FILE lists, one per line:\n"
@@ -55,11 +57,15 @@ static const char apply_usage[] =
 "line naming one is reported and skipped.\n"
 "Every bad line is reported as FILE:LINE: and skipped; the others apply.\n"
 "\n"
+"  --check    only verify FILE: every line parsed, its object loaded into\n"
+"             the kernel (the verifier's verdict) and its cgroup found, but\n"
+"             nothing attached, detached or swapped; exit 0 when every line\n"
+"             would apply, 1 otherwise\n"
 "  --unload   detach every policy apply loaded (the service's stop)\n"
 "\n"
 "Exit status: 0 all applied; 3 some lines failed, the rest applied;\n"
 "1 nothing applied (unreadable FILE, every line bad, no collapse_ext, not\n"
-"root); 2 usage.\n";
+"root), or with --check a line that would not apply; 2 usage.\n";
 
 struct entry {
 	int line;
@@ -90,7 +96,7 @@ static void line_error(int line, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s:%d: ", conf, line);
+	fprintf(stderr, "%s%s:%d: ", journal_prio(LOG_ERR), conf, line);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -391,6 +397,30 @@ static void detach_moving(struct entry *e)
 	e->moving = true;
 }
 
+/*
+ * --check: what the line names can be loaded (the object's policy through
+ * the verifier, never attached). A policy loaded by hand under the name
+ * would be left alone by apply: reported as it would be.
+ */
+static void check_entry(const struct entry *e)
+{
+	struct policy_obj po;
+	struct state st;
+
+	if (policy_attached(e->name) && !ours(e->name, &st)) {
+		line_error(e->line, "%s: loaded by hand, not by apply: apply would "
+			   "leave it alone", e->name);
+		return;
+	}
+	if (policy_open_load(&po, e->object, e->cgid, e->name)) {
+		line_error(e->line, "%s: %s would not load (above)", e->name,
+			   e->object);
+		return;
+	}
+	policy_close(&po);
+	printf("%s: ok, %s on %s\n", e->name, e->object, e->cgroup);
+}
+
 /* Bring one valid entry to its wanted state. */
 static void apply_entry(const struct entry *e)
 {
@@ -442,22 +472,24 @@ int cmd_apply(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "unload", no_argument, NULL, 'u' },
+		{ "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
 	static struct entry ents[MAX_LINES];
 	char applied[MAX_LINES][32], listed[MAX_LINES][32];
 	int c, i, j, n, napplied, nlisted = 0;
-	bool unload = false;
+	bool unload = false, check = false;
 
-	while ((c = getopt_long(argc, argv, "uh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "uch", opts, NULL)) != -1) {
 		switch (c) {
 		case 'u': unload = true; break;
+		case 'c': check = true; break;
 		case 'h': fputs(apply_usage, stdout); return 0;
 		default: fputs(apply_usage, stderr); return 2;
 		}
 	}
-	if (argc - optind != (unload ? 0 : 1)) {
+	if (argc - optind != (unload ? 0 : 1) || (unload && check)) {
 		fputs(apply_usage, stderr);
 		return 2;
 	}
@@ -473,6 +505,16 @@ int cmd_apply(int argc, char **argv)
 	n = read_conf(ents, MAX_LINES, &nlisted, listed);
 	if (n < 0)
 		return fail("%s: %s", conf, strerror(-n));
+	if (check) {
+		for (i = 0; i < n; i++)
+			if (ents[i].ok)
+				check_entry(&ents[i]);
+		if (errors)
+			return fail("%s: %d line%s would not apply", conf, errors,
+				    errors == 1 ? "" : "s");
+		printf("%s: every line would apply\n", conf);
+		return 0;
+	}
 	/* First what is no longer listed: it may hold a cgroup wanted below. */
 	for (i = 0; i < napplied; i++) {
 		for (j = 0; j < nlisted; j++)

@@ -7,6 +7,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "collapsectl.h"
@@ -19,7 +22,7 @@ static const char usage[] =
 "                          attach a policy (pinned under " PIN_DIR ")\n"
 "  unload NAME             detach a policy loaded by collapsectl\n"
 "  swap NAME FILE.bpf.o    replace a running policy atomically\n"
-"  apply FILE | apply --unload\n"
+"  apply [--check] FILE | apply --unload\n"
 "                          make the loaded policies those FILE lists\n"
 "                          (/etc/collapse_ext/policies.conf at boot)\n"
 "  list [--json | -j]      attached policies, their cgroups and ids\n"
@@ -48,11 +51,31 @@ static const struct {
 	{ "version", cmd_version },
 };
 
+const char *journal_prio(int prio)
+{
+	static const char * const prefix[] = {
+		"<0>", "<1>", "<2>", "<3>", "<4>", "<5>", "<6>", "<7>",
+	};
+	static int to_journal = -1;
+
+	if (to_journal < 0) {
+		const char *env = getenv("JOURNAL_STREAM");
+		unsigned long long dev, ino;
+		struct stat st;
+
+		/* systemd(1): stderr is the journal's stream when they match */
+		to_journal = env && sscanf(env, "%llu:%llu", &dev, &ino) == 2 &&
+			     !fstat(STDERR_FILENO, &st) &&
+			     st.st_dev == dev && st.st_ino == ino;
+	}
+	return to_journal && prio >= 0 && prio < 8 ? prefix[prio] : "";
+}
+
 int fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "collapsectl: ");
+	fprintf(stderr, "%scollapsectl: ", journal_prio(LOG_ERR));
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

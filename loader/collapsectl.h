@@ -22,6 +22,12 @@
 
 /* Print "collapsectl: <msg>" on stderr; returns 1 (the exit status). */
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * "<N>" (syslog priority N) when stderr is the journal's stream (systemd
+ * sets JOURNAL_STREAM), which files the line at that priority: errors are
+ * then seen by journalctl -p err. "" otherwise.
+ */
+const char *journal_prio(int prio);
 /* Is collapse_ext in this kernel? Prints how to get it when not. */
 bool kernel_supported(void);
 bool require_root(void);

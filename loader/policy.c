@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <syslog.h>
 #include <linux/magic.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -150,9 +151,9 @@ int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 	}
 	for (hook = strtok_r(dropped, ",", &save); hook;
 	     hook = strtok_r(NULL, ",", &save))
-		fprintf(stderr, "collapsectl: note: %s: this kernel has no "
+		fprintf(stderr, "%scollapsectl: note: %s: this kernel has no "
 			"collapse_ext_ops hook '%s': policy %s runs without it\n",
-			file, hook, po->name);
+			journal_prio(LOG_NOTICE), file, hook, po->name);
 	err = bpf_object__load(po->obj);
 	if (err) {
 		print_log_tail(20);

@@ -153,6 +153,37 @@ TEST_F(apply, again_changes_only_what_changed)
 	unlink("/tmp/ce_p.bpf.o");
 }
 
+/*
+ * --check verifies every line as apply would, objects through the
+ * verifier, and touches nothing: no attach, no swap, no detach.
+ */
+TEST_F(apply, check_touches_nothing)
+{
+	write_conf("web frugal ce-web.slice\n"
+		   "b passthrough /ce_b\n");
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --check " CONF));
+	EXPECT_NE(NULL, strstr(out, "web: ok, ")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, CONF ": every line would apply"));
+	EXPECT_EQ(0, policy_cgroup("web"));
+	EXPECT_EQ(0, policy_cgroup("b"));
+
+	/* applied; then a changed file with a bad line is only checked */
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF)) TH_LOG("%s", out);
+	write_conf("web eager /ce_c\n"
+		   "x /bin/busybox /ce_b\n"
+		   "y nosuch_policy /ce_b\n");
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl apply --check " CONF));
+	EXPECT_NE(NULL, strstr(out, CONF ":2: x: /bin/busybox would not load")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, CONF ":3: y: object 'nosuch_policy' not found"));
+	EXPECT_NE(NULL, strstr(out, CONF ": 2 lines would not apply"));
+	/* what runs is what ran: nothing moved, swapped or detached */
+	EXPECT_EQ(self->web, policy_cgroup("web"));
+	EXPECT_EQ(self->b, policy_cgroup("b"));
+	EXPECT_EQ(0, policy_stat("web", "swaps"));
+	EXPECT_EQ(0, policy_cgroup("x"));
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --check --unload"));
+}
+
 /* Unit names systemd gives cgroups, resolved the way systemd lays them out. */
 TEST_F(apply, systemd_unit_names)
 {

@@ -234,6 +234,13 @@ TEST_F(ctl, errors_are_one_clear_line)
 	/* unknown policy */
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl unload nosuch"));
 	EXPECT_NE(NULL, strstr(out, "no policy named 'nosuch'"));
+	/* under systemd (JOURNAL_STREAM names stderr) at error priority */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "sh -c 'exec 2>/tmp/ce_err; "
+			     "JOURNAL_STREAM=$(stat -c %%d:%%i /tmp/ce_err) "
+			     "collapsectl unload nosuch'; cat /tmp/ce_err"));
+	EXPECT_NE(NULL, strstr(out, "<3>collapsectl: no policy named 'nosuch'")) TH_LOG("%s", out);
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl unload nosuch"));
+	EXPECT_EQ(NULL, strstr(out, "<3>"));
 	/* names the kernel refuses never become paths */
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl unload ../x"));
 	EXPECT_NE(NULL, strstr(out, "'../x' is not a policy name")) TH_LOG("%s", out);
