@@ -23,9 +23,24 @@ uint64_t cgroup_path_id(const char *path)
 		return fail("cgroup %s: %s", path, strerror(errno)), 0;
 	if (!S_ISDIR(st.st_mode))
 		return fail("cgroup %s: not a directory", path), 0;
-	if (statfs(path, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC)
-		return fail("%s is not in a cgroup v2 hierarchy (mount -t cgroup2 "
-			    "none %s)", path, CGROUP_ROOT), 0;
+	if (statfs(path, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		/*
+		 * Not "mount cgroup2 over it": on a running host that hides
+		 * the hierarchy systemd and everything else use.
+		 */
+		if (!statfs(CGROUP_ROOT, &sfs) && sfs.f_type != CGROUP2_SUPER_MAGIC &&
+		    !statfs(CGROUP_ROOT "/unified", &sfs) &&
+		    sfs.f_type == CGROUP2_SUPER_MAGIC)
+			return fail("%s is not in a cgroup v2 hierarchy: this host "
+				    "mixes v1 and v2 (systemd's hybrid mode), name "
+				    "a cgroup under %s/unified, or boot with "
+				    "systemd.unified_cgroup_hierarchy=1", path,
+				    CGROUP_ROOT), 0;
+		return fail("%s is not in a cgroup v2 hierarchy: collapse_ext "
+			    "scopes policies to cgroup v2; boot with "
+			    "systemd.unified_cgroup_hierarchy=1 (or mount cgroup2 "
+			    "where nothing else uses %s)", path, CGROUP_ROOT), 0;
+	}
 	/* On cgroup2 the inode number is the cgroup (kernfs) id. */
 	return st.st_ino;
 }

@@ -231,6 +231,22 @@ TEST_F(ctl, errors_are_one_clear_line)
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load " BPF
 			     "passthrough.bpf.o --cgroup /proc"));
 	EXPECT_NE(NULL, strstr(out, "not in a cgroup v2 hierarchy"));
+	EXPECT_NE(NULL, strstr(out, "systemd.unified_cgroup_hierarchy=1")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "hybrid"));
+	/*
+	 * systemd's hybrid layout (a mount namespace of our own: a tmpfs at
+	 * /sys/fs/cgroup, cgroup2 at its unified/): the v2 mount is named,
+	 * no advice to mount cgroup2 over the hierarchy in use
+	 */
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "unshare -m --propagation private "
+			     "sh -c 'mount -t tmpfs none /sys/fs/cgroup && "
+			     "mkdir /sys/fs/cgroup/unified /sys/fs/cgroup/v1 && "
+			     "mount -t cgroup2 none /sys/fs/cgroup/unified && "
+			     "collapsectl load " BPF "passthrough.bpf.o "
+			     "--cgroup /sys/fs/cgroup/v1'"));
+	EXPECT_NE(NULL, strstr(out, "mixes v1 and v2 (systemd's hybrid mode), name a "
+			       "cgroup under /sys/fs/cgroup/unified")) TH_LOG("%s", out);
+	EXPECT_FALSE(policy_attached("passthrough"));
 	/* unknown policy */
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl unload nosuch"));
 	EXPECT_NE(NULL, strstr(out, "no policy named 'nosuch'"));
