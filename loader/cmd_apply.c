@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -24,6 +26,7 @@
 #include "collapsectl.h"
 
 #define STATE_DIR	"/run/collapse_ext/applied"
+#define LOCK_FILE	"/run/collapse_ext/apply.lock"
 #define MAX_LINES	256
 
 /* Where a bare policy name ("priority") is looked for, in order. */
@@ -33,7 +36,7 @@ static const char * const policy_dirs[] = {
 };
 
 static const char apply_usage[] =
-"Usage: collapsectl apply FILE\n"
+"Usage: collapsectl apply [--detailed-exitcode] FILE\n"
 "       collapsectl apply --check FILE\n"
 "       collapsectl apply --unload\n"
 "\n"
@@ -62,10 +65,17 @@ static const char apply_usage[] =
 "             nothing attached, detached or swapped; exit 0 when every line\n"
 "             would apply, 1 otherwise\n"
 "  --unload   detach every policy apply loaded (the service's stop)\n"
+"  --detailed-exitcode\n"
+"             exit 4, not 0, when every line applied and something changed\n"
+"             (a policy loaded, swapped, moved or detached)\n"
+"\n"
+"One apply (or --unload) runs at a time: another waits for it\n"
+"(" LOCK_FILE ").\n"
 "\n"
 "Exit status: 0 all applied; 3 some lines failed, the rest applied;\n"
 "1 nothing applied (unreadable FILE, every line bad, no collapse_ext, not\n"
-"root), or with --check a line that would not apply; 2 usage.\n";
+"root), or with --check a line that would not apply; 2 usage; 4 with\n"
+"--detailed-exitcode, all applied and something changed.\n";
 
 struct entry {
 	int line;
@@ -87,7 +97,7 @@ struct state {
 };
 
 static const char *conf;
-static int errors, nr_applied;
+static int errors, nr_applied, nr_changed;
 
 static void line_error(int line, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -268,8 +278,10 @@ static int unload_applied(const char *name, const char *why)
 	if (was && policy_unpin(name))
 		return 1;
 	drop_state(name);
-	if (was)
+	if (was) {
 		printf("%s: detached (%s)\n", name, why);
+		nr_changed++;
+	}
 	return 0;
 }
 
@@ -463,9 +475,33 @@ static void apply_entry(const struct entry *e)
 			       e->cgroup);
 	}
 	nr_applied++;
+	nr_changed++;
 	if (write_state(e))
 		line_error(e->line, "%s: applied, but cannot record it in %s: "
 			   "the next apply will not know it", e->name, STATE_DIR);
+}
+
+/*
+ * One apply at a time: two would each read the other's half-written
+ * state. Held until exit; the second waits, saying so.
+ */
+static int apply_lock(void)
+{
+	int fd;
+
+	mkdir("/run/collapse_ext", 0755);
+	fd = open(LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return fail("cannot open %s: %s", LOCK_FILE, strerror(errno));
+	if (!flock(fd, LOCK_EX | LOCK_NB))
+		return 0;
+	if (errno == EWOULDBLOCK) {
+		fprintf(stderr, "collapsectl: waiting for another collapsectl "
+			"apply to finish (%s)\n", LOCK_FILE);
+		if (!flock(fd, LOCK_EX))
+			return 0;
+	}
+	return fail("cannot lock %s: %s", LOCK_FILE, strerror(errno));
 }
 
 int cmd_apply(int argc, char **argv)
@@ -473,27 +509,32 @@ int cmd_apply(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "unload", no_argument, NULL, 'u' },
 		{ "check", no_argument, NULL, 'c' },
+		{ "detailed-exitcode", no_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
 	static struct entry ents[MAX_LINES];
 	char applied[MAX_LINES][32], listed[MAX_LINES][32];
 	int c, i, j, n, napplied, nlisted = 0;
-	bool unload = false, check = false;
+	bool unload = false, check = false, detailed = false;
 
 	while ((c = getopt_long(argc, argv, "uch", opts, NULL)) != -1) {
 		switch (c) {
 		case 'u': unload = true; break;
 		case 'c': check = true; break;
+		case 'x': detailed = true; break;
 		case 'h': fputs(apply_usage, stdout); return 0;
 		default: fputs(apply_usage, stderr); return 2;
 		}
 	}
-	if (argc - optind != (unload ? 0 : 1) || (unload && check)) {
+	if (argc - optind != (unload ? 0 : 1) || (unload && (check || detailed)) ||
+	    (check && detailed)) {
 		fputs(apply_usage, stderr);
 		return 2;
 	}
 	if (!require_root() || !kernel_supported())
+		return 1;
+	if (!check && apply_lock())
 		return 1;
 	napplied = applied_names(applied, MAX_LINES);
 	if (unload) {
@@ -531,5 +572,7 @@ int cmd_apply(int argc, char **argv)
 			apply_entry(&ents[i]);
 	if (errors && !nr_applied)
 		return 1;
-	return errors ? 3 : 0;
+	if (errors)
+		return 3;
+	return detailed && nr_changed ? 4 : 0;
 }

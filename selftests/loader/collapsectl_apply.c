@@ -5,9 +5,12 @@
  * only what changed when run again, and never detaches what it did not
  * load.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "collapse_test.h"
@@ -120,15 +123,15 @@ TEST_F(apply, again_changes_only_what_changed)
 	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF
 			     "passthrough.bpf.o --name manual --cgroup /sys/fs/cgroup/ce_c"));
 
-	/* nothing changed: nothing happens */
-	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	/* nothing changed: nothing happens (0 with --detailed-exitcode too) */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --detailed-exitcode " CONF));
 	EXPECT_NE(NULL, strstr(out, "web: unchanged")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "b: unchanged"));
 	EXPECT_EQ(0, policy_stat("web", "swaps"));
 
-	/* the same path, another object in it: swapped in place */
+	/* the same path, another object in it: swapped in place (4: changed) */
 	ASSERT_EQ(0, run_cmd(out, sizeof(out), "cp " BPF "eager.bpf.o /tmp/ce_p.bpf.o"));
-	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_EQ(4, run_cmd(out, sizeof(out), "collapsectl apply --detailed-exitcode " CONF));
 	EXPECT_NE(NULL, strstr(out, "web: swapped to /tmp/ce_p.bpf.o")) TH_LOG("%s", out);
 	EXPECT_EQ(1, policy_stat("web", "swaps"));
 	EXPECT_EQ(self->web, policy_cgroup("web"));
@@ -182,6 +185,28 @@ TEST_F(apply, check_touches_nothing)
 	EXPECT_EQ(0, policy_stat("web", "swaps"));
 	EXPECT_EQ(0, policy_cgroup("x"));
 	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --check --unload"));
+}
+
+/* One apply at a time: a second waits for the first's lock, saying so. */
+TEST_F(apply, one_apply_at_a_time)
+{
+	int fd;
+
+	write_conf("web frugal ce-web.slice\n");
+	mkdir("/run/collapse_ext", 0755);
+	fd = open("/run/collapse_ext/apply.lock", O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, flock(fd, LOCK_EX));
+	/* held here: the apply waits until timeout ends it, nothing done */
+	EXPECT_NE(0, run_cmd(out, sizeof(out), "timeout 3 collapsectl apply " CONF));
+	EXPECT_NE(NULL, strstr(out, "waiting for another collapsectl apply to finish"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(0, policy_cgroup("web"));
+	/* released: it runs */
+	close(fd);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF)) TH_LOG("%s", out);
+	EXPECT_EQ(self->web, policy_cgroup("web"));
+	EXPECT_EQ(NULL, strstr(out, "waiting"));
 }
 
 /* Unit names systemd gives cgroups, resolved the way systemd lays them out. */
