@@ -91,6 +91,7 @@ struct entry {
 
 struct state {
 	uint64_t link_id;
+	uint64_t map_id;	/* the link's struct_ops map as apply left it */
 	uint64_t hash;
 	uint64_t cgid;
 	char object[PATH_MAX];
@@ -156,22 +157,35 @@ static int resolve_object(const char *spec, char *out)
 	return -ENOENT;
 }
 
-/* Id of the link pinned for @name, 0 if none. */
-static uint64_t pinned_link_id(const char *name)
+/*
+ * Id of the link pinned for @name, 0 if none; the id of the struct_ops
+ * map it runs in *@map_id (a swap, by apply or by hand, changes it).
+ */
+static uint64_t pinned_link(const char *name, uint64_t *map_id)
 {
 	struct bpf_link_info info = {};
 	__u32 len = sizeof(info);
 	char pin[256];
 	int fd;
 
+	*map_id = 0;
 	pin_path(pin, sizeof(pin), name);
 	fd = bpf_obj_get(pin);
 	if (fd < 0)
 		return 0;
 	if (bpf_link_get_info_by_fd(fd, &info, &len))
 		info.id = 0;
+	else if (info.type == BPF_LINK_TYPE_STRUCT_OPS)
+		*map_id = info.struct_ops.map_id;
 	close(fd);
 	return info.id;
+}
+
+static uint64_t pinned_link_id(const char *name)
+{
+	uint64_t map_id;
+
+	return pinned_link(name, &map_id);
 }
 
 static void state_path(char *buf, size_t len, const char *name)
@@ -194,6 +208,8 @@ static bool read_state(const char *name, struct state *st)
 		line[strcspn(line, "\n")] = 0;
 		if (sscanf(line, "link_id %llu", &l) == 1)
 			st->link_id = l, got |= 1;
+		else if (sscanf(line, "map_id %llu", &l) == 1)
+			st->map_id = l;	/* older records have none */
 		else if (sscanf(line, "hash %llx", &h) == 1)
 			st->hash = h, got |= 2;
 		else if (sscanf(line, "cgroup_id %llu", &id) == 1)
@@ -216,6 +232,7 @@ static bool ours(const char *name, struct state *st)
 static int write_state(const struct entry *e)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	uint64_t link_id, map_id;
 	FILE *f;
 
 	mkdir("/run/collapse_ext", 0755);
@@ -225,10 +242,11 @@ static int write_state(const struct entry *e)
 	f = fopen(tmp, "w");
 	if (!f)
 		return -errno;
-	fprintf(f, "link_id %llu\nhash %016llx\ncgroup_id %llu\nobject %s\n",
-		(unsigned long long)pinned_link_id(e->name),
-		(unsigned long long)e->hash, (unsigned long long)e->cgid,
-		e->object);
+	link_id = pinned_link(e->name, &map_id);
+	fprintf(f, "link_id %llu\nmap_id %llu\nhash %016llx\ncgroup_id %llu\n"
+		"object %s\n", (unsigned long long)link_id,
+		(unsigned long long)map_id, (unsigned long long)e->hash,
+		(unsigned long long)e->cgid, e->object);
 	if (fclose(f) || rename(tmp, path))
 		return -errno;
 	return 0;
@@ -436,7 +454,9 @@ static void check_entry(const struct entry *e)
 /* Bring one valid entry to its wanted state. */
 static void apply_entry(const struct entry *e)
 {
-	struct state st;
+	struct state st = {};
+	uint64_t map_id;
+	bool drifted;
 
 	if (policy_attached(e->name)) {
 		if (!ours(e->name, &st)) {
@@ -445,7 +465,10 @@ static void apply_entry(const struct entry *e)
 				   e->name);
 			return;
 		}
-		if (st.hash == e->hash && !strcmp(st.object, e->object)) {
+		/* what runs now, not only what apply recorded */
+		pinned_link(e->name, &map_id);
+		drifted = st.map_id && map_id != st.map_id;
+		if (st.hash == e->hash && !strcmp(st.object, e->object) && !drifted) {
 			printf("%s: unchanged\n", e->name);
 			nr_applied++;
 			return;
@@ -454,7 +477,8 @@ static void apply_entry(const struct entry *e)
 			line_error(e->line, "%s: not swapped (above)", e->name);
 			return;
 		}
-		printf("%s: swapped to %s\n", e->name, e->object);
+		printf("%s: swapped to %s%s\n", e->name, e->object, drifted ?
+		       " (the policy running was swapped since apply loaded it)" : "");
 	} else {
 		if (pinned(e->name) && ours(e->name, &st))
 			policy_unpin(e->name);	/* its cgroup went away */

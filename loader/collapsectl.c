@@ -22,7 +22,7 @@ static const char usage[] =
 "                          attach a policy (pinned under " PIN_DIR ")\n"
 "  unload NAME             detach a policy loaded by collapsectl\n"
 "  swap NAME FILE.bpf.o    replace a running policy atomically\n"
-"  apply [--check] FILE | apply --unload\n"
+"  apply [--check | --detailed-exitcode] FILE | apply --unload\n"
 "                          make the loaded policies those FILE lists\n"
 "                          (/etc/collapse_ext/policies.conf at boot)\n"
 "  list [--json | -j]      attached policies, their cgroups and ids\n"

@@ -136,6 +136,16 @@ TEST_F(apply, again_changes_only_what_changed)
 	EXPECT_EQ(1, policy_stat("web", "swaps"));
 	EXPECT_EQ(self->web, policy_cgroup("web"));
 
+	/* swapped by hand since: apply sees what runs, and puts it back */
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl swap web " BPF
+			     "passthrough.bpf.o")) TH_LOG("%s", out);
+	EXPECT_EQ(4, run_cmd(out, sizeof(out), "collapsectl apply --detailed-exitcode " CONF));
+	EXPECT_NE(NULL, strstr(out, "web: swapped to /tmp/ce_p.bpf.o (the policy running "
+			       "was swapped since apply loaded it)")) TH_LOG("%s", out);
+	EXPECT_EQ(3, policy_stat("web", "swaps"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --detailed-exitcode " CONF));
+	EXPECT_NE(NULL, strstr(out, "web: unchanged")) TH_LOG("%s", out);
+
 	/* another cgroup: moved; a line gone: detached */
 	write_conf("web /tmp/ce_p.bpf.o /ce_b\n");
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
