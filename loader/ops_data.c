@@ -246,3 +246,12 @@ int ops_data_kernel_hooks(char names[][OPS_HOOK_LEN], int max)
 	btf__free(vmlinux);
 	return n;
 }
+
+bool ops_data_has_hook(struct bpf_object *obj, struct bpf_map *map,
+		       const char *hook)
+{
+	size_t size;
+	void **slot = member_ptr(obj, map, hook, &size);
+
+	return slot && size == sizeof(*slot) && *slot;
+}

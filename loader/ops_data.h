@@ -41,6 +41,10 @@ int ops_data_drop_missing_hooks(struct bpf_object *obj, struct bpf_map *map,
 /* Has the running kernel's struct collapse_ext_ops a member @hook? */
 bool ops_data_kernel_has_hook(const char *hook);
 
+/* Does the (opened) policy of @map set its hook @hook? */
+bool ops_data_has_hook(struct bpf_object *obj, struct bpf_map *map,
+		       const char *hook);
+
 #define OPS_HOOK_LEN	32
 /*
  * The hooks of the running kernel's collapse_ext_ops (its function

@@ -142,6 +142,17 @@ int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 		policy_close(po);
 		return fail("%s: the policy has an empty name (use --name)", file);
 	}
+	/*
+	 * pass_size sizes khugepaged's pass, which crosses cgroups: only the
+	 * root's policy is asked. Elsewhere it would silently do nothing.
+	 */
+	if (cgid && cgid != cgroup_path_id(CGROUP_ROOT) &&
+	    ops_data_has_hook(po->obj, po->map, "pass_size"))
+		fprintf(stderr, "%scollapsectl: warning: %s: policy %s has a "
+			"pass_size hook, which only the root cgroup's policy is "
+			"asked: on this cgroup it is never called (load it on / "
+			"to size khugepaged's passes)\n", journal_prio(LOG_WARNING),
+			file, po->name);
 	err = ops_data_drop_missing_hooks(po->obj, po->map, dropped,
 					  sizeof(dropped));
 	if (err) {

@@ -117,9 +117,21 @@ TEST_F(ctl, load_into_cgroup_with_name)
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF
 			     "frugal.bpf.o --cgroup /sys/fs/cgroup/ctl_cg --name tight"));
 	EXPECT_NE(NULL, strstr(out, "attached 'tight' to cgroup /ctl_cg"));
+	EXPECT_EQ(NULL, strstr(out, "warning")) TH_LOG("%s", out);
 	EXPECT_EQ(EBUSY, run_in_cgroup("ctl_cg", sparse_collapse, NULL));
 	EXPECT_EQ(0, run_in_cgroup("", sparse_collapse, NULL));
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl unload tight"));
+	/* a root-only hook (eager's pass_size) on a cgroup: said, still loaded */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF
+			     "eager.bpf.o --cgroup /sys/fs/cgroup/ctl_cg"));
+	EXPECT_NE(NULL, strstr(out, "warning: " BPF "eager.bpf.o: policy eager has a "
+			       "pass_size hook, which only the root cgroup's policy is "
+			       "asked")) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl unload eager"));
+	/* at the root: no warning */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF "eager.bpf.o"));
+	EXPECT_EQ(NULL, strstr(out, "warning")) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl unload eager"));
 	EXPECT_EQ(0, cg_remove("ctl_cg"));
 }
 
