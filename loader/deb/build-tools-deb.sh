@@ -80,6 +80,7 @@ for m in loader/man/*.[1-8]; do
 done
 
 inst 644 loader/systemd/collapse-ext.service lib/systemd/system/collapse-ext.service
+inst 644 loader/bash-completion/collapsectl usr/share/bash-completion/completions/collapsectl
 inst 644 $HERE/policies.conf etc/collapse_ext/policies.conf
 inst 644 $HERE/default etc/default/collapse-ext
 printf '%s\n' /etc/collapse_ext/policies.conf /etc/default/collapse-ext > "$STAGE/DEBIAN/conffiles"

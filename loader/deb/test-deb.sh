@@ -3,7 +3,8 @@
 #  1. lintian on collapse-ext-tools: any error fails (overrides: see
 #     loader/deb/lintian-overrides);
 #  2. its files, unpacked: collapsectl --version, both manual pages read
-#     back with man --warnings (no warning allowed);
+#     back with man --warnings (no warning allowed), the bash completion
+#     completing a command and an option;
 #  3. as root: installed with apt-get (its Depends from the mirror), then
 #     /usr/sbin/collapsectl --version, man -w, dpkg --verify, and
 #     systemd-analyze verify on the installed unit; purged again unless it
@@ -72,7 +73,14 @@ for m in usr/share/man/man8/collapsectl.8.gz usr/share/man/man7/collapse_ext_ops
 	[ -f "$tmp/tools/$m" ] || fail "the package has no /$m"
 	check_man "$tmp/tools/$m"
 done
-done_list="$done_list; unpacked: --version, 2 man pages clean"
+# bash completion: commands, and a command's options
+comp=$tmp/tools/usr/share/bash-completion/completions/collapsectl
+[ -f "$comp" ] || fail "the package has no bash completion"
+c=$(bash -c '. "$1"; COMP_WORDS=(collapsectl ap); COMP_CWORD=1; _collapsectl
+	echo "${COMPREPLY[*]}"; COMP_WORDS=(collapsectl apply --c); COMP_CWORD=2
+	_collapsectl; echo "${COMPREPLY[*]}"' sh "$comp") || fail "bash completion: $c"
+[ "$c" = "$(printf 'apply\n--check')" ] || fail "bash completion completes 'ap' and 'apply --c' as '$c'"
+done_list="$done_list; unpacked: --version, 2 man pages clean, bash completion"
 
 # 3. installed (root only)
 if [ "$(id -u)" = 0 ]; then
