@@ -60,7 +60,16 @@ static int sparse_collapse_under(const char *policy, int nr)
  * Every policy loads, on both bases: a hook the kernel lacks (orders on
  * 6.12) is left out and named by collapsectl, never a load failure.
  */
-TEST(every_policy_loads)
+/*
+ * A fixture only for its timeout: twelve loads and unloads, each through
+ * the verifier and an RCU-delayed detach, take over the harness's default
+ * 30 s on a loaded debug kernel.
+ */
+FIXTURE(loads) {};
+FIXTURE_SETUP(loads) {}
+FIXTURE_TEARDOWN(loads) {}
+
+TEST_F_TIMEOUT(loads, every_policy_loads, 300)
 {
 	bool has_orders = kernel_has_hook("orders");
 	struct dirent *d;
