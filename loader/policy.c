@@ -146,8 +146,8 @@ int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 	 * pass_size sizes khugepaged's pass, which crosses cgroups: only the
 	 * root's policy is asked. Elsewhere it would silently do nothing.
 	 */
-	if (cgid && cgid != cgroup_path_id(CGROUP_ROOT) &&
-	    ops_data_has_hook(po->obj, po->map, "pass_size"))
+	if (cgid && ops_data_has_hook(po->obj, po->map, "pass_size") &&
+	    cgid != cgroup_path_id(CGROUP_ROOT))
 		fprintf(stderr, "%scollapsectl: warning: %s: policy %s has a "
 			"pass_size hook, which only the root cgroup's policy is "
 			"asked: on this cgroup it is never called (load it on / "
