@@ -352,7 +352,7 @@ static int one_run(struct reps *r, struct run *run)
 		goto out;
 	/* a name of its own for each run: the last one may still be going */
 	snprintf(pname, sizeof(pname), "%.5s_%.25s", run->tag, r->objname[run->side]);
-	if (policy_open_load(&po, r->file[run->side], cgid, pname))
+	if (policy_open_load(&po, r->file[run->side], cgid, pname, NULL))
 		goto out;
 	link = policy_attach(&po, cgid);
 	if (!link)
@@ -687,7 +687,7 @@ int ab_reps(const char *base, const char *files[2], int n,
 	for (i = 0; i < 2; i++) {
 		r.file[i] = files[i];
 		/* load once to check the object and learn its name */
-		if (policy_open_load(&po, files[i], cgroup_path_id(base), NULL)) {
+		if (policy_open_load(&po, files[i], cgroup_path_id(base), NULL, NULL)) {
 			free(r.runs);
 			return 1;
 		}

@@ -197,11 +197,11 @@ static int ab_together(const char *base, const char *files[2], double duration,
 		if (!side[i].cgid)
 			goto out;
 		/* both objects may carry the same name: make them distinct */
-		if (policy_open_load(&side[i].po, side[i].file, side[i].cgid, NULL))
+		if (policy_open_load(&side[i].po, side[i].file, side[i].cgid, NULL, NULL))
 			goto out;
 		snprintf(name, sizeof(name), "%c_%.28s", 'A' + i, side[i].po.name);
 		policy_close(&side[i].po);
-		if (policy_open_load(&side[i].po, side[i].file, side[i].cgid, name))
+		if (policy_open_load(&side[i].po, side[i].file, side[i].cgid, name, NULL))
 			goto out;
 		side[i].link = policy_attach(&side[i].po, side[i].cgid);
 		if (!side[i].link)
@@ -323,7 +323,7 @@ int cmd_ab(int argc, char **argv)
 	}
 	files[0] = argv[optind];
 	files[1] = argv[optind + 1];
-	if (!require_root() || !kernel_supported())
+	if (!require_admin() || !kernel_supported())
 		return 1;
 	for (i = 0; i < 2; i++)
 		if (access(files[i], R_OK))

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@
 
 #define STATE_DIR	"/run/collapse_ext/applied"
 #define LOCK_FILE	"/run/collapse_ext/apply.lock"
+#define FOLLOW_INTERVAL_S	60
 #define MAX_LINES	256
 
 /* Where a bare policy name ("priority") is looked for, in order. */
@@ -37,12 +39,13 @@ static const char * const policy_dirs[] = {
 
 static const char apply_usage[] =
 "Usage: collapsectl apply [--detailed-exitcode] FILE\n"
+"       collapsectl apply --follow [--interval TIME] FILE\n"
 "       collapsectl apply --check FILE\n"
 "       collapsectl apply --unload\n"
 "\n"
 "Load the policies FILE lists, one per line:\n"
 "\n"
-"  NAME OBJECT CGROUP      # a comment\n"
+"  NAME OBJECT CGROUP [VAR=VALUE]...      # a comment\n"
 "\n"
 "  NAME    the policy's name, 1 to 31 of [A-Za-z0-9_.-]\n"
 "  OBJECT  a .bpf.o path (relative: to FILE's directory), or an installed\n"
@@ -51,40 +54,69 @@ static const char apply_usage[] =
 "  CGROUP  /sys/fs/cgroup/..., a path relative to /sys/fs/cgroup, / for the\n"
 "          root, or a systemd unit: web.slice, a-b.slice (a.slice/a-b.slice),\n"
 "          foo.service, foo.scope (found in the cgroup tree)\n"
+"  VAR=VALUE  a knob, as collapsectl load --set VAR=VALUE writes it (a\n"
+"          const volatile global of the policy, or flags=NO_YIELD)\n"
 "\n"
 "Running it again changes only what changed: a policy already loaded from\n"
-"the same object (path and content) is left alone, one from another object\n"
-"is swapped atomically, one on another cgroup is detached and loaded again,\n"
-"and one an earlier apply loaded that FILE no longer lists is detached.\n"
+"the same object (path and content) and knobs is left alone, one from\n"
+"another object or with other knobs is swapped atomically, one on another\n"
+"cgroup is detached and loaded again, and one an earlier apply loaded that\n"
+"FILE no longer lists is detached.\n"
 "A policy loaded by hand (collapsectl load) is never changed by it: a\n"
 "line naming one is reported and skipped.\n"
 "Every bad line is reported as FILE:LINE: and skipped; the others apply.\n"
+"A line whose cgroup does not exist (a unit not started yet, a service\n"
+"restarting) is pending: a warning, not a failure; the policy is attached\n"
+"by the first apply that finds the cgroup.\n"
 "\n"
+"  --follow   stay running (the service does): apply FILE again whenever a\n"
+"             cgroup appears or goes (inotify on the cgroup root, every\n"
+"             slice, and the nearest existing parent of each listed path)\n"
+"             and every --interval; so a policy is attached when its unit\n"
+"             starts, and again after the unit restarts (the kernel\n"
+"             detaches a policy when its cgroup is removed). After the\n"
+"             first pass only changes are printed. SIGHUP: run collapsectl\n"
+"             again, the binary now installed, which applies FILE as read\n"
+"             then (the service's reload); SIGTERM, SIGINT: detach every\n"
+"             policy apply loaded and exit (the service's stop)\n"
+"  --interval TIME\n"
+"             with --follow, apply at least this often (default 60s;\n"
+"             1s to 24h, e.g. 30, 5m)\n"
 "  --check    only verify FILE: every line parsed, its object loaded into\n"
-"             the kernel (the verifier's verdict) and its cgroup found, but\n"
-"             nothing attached, detached or swapped; exit 0 when every line\n"
-"             would apply, 1 otherwise\n"
-"  --unload   detach every policy apply loaded (the service's stop)\n"
+"             the kernel (the verifier's verdict) and its cgroup found (or\n"
+"             pending), but nothing attached, detached or swapped; exit 0\n"
+"             when every line would apply, 1 otherwise\n"
+"  --unload   detach every policy apply loaded\n"
 "  --detailed-exitcode\n"
 "             exit 4, not 0, when every line applied and something changed\n"
 "             (a policy loaded, swapped, moved or detached)\n"
 "\n"
-"One apply (or --unload) runs at a time: another waits for it\n"
-"(" LOCK_FILE ").\n"
+"One apply (or --unload, or a --follow pass) runs at a time: another waits\n"
+"for it (" LOCK_FILE ").\n"
+"What each listed policy is (attached, pending or failed) is written to\n"
+EXPECTED_FILE " after each apply; collapsectl stats --openmetrics\n"
+"reports it as collapse_ext_policy_expected and _attached.\n"
 "\n"
-"Exit status: 0 all applied; 3 some lines failed, the rest applied;\n"
-"1 nothing applied (unreadable FILE, every line bad, no collapse_ext, not\n"
-"root), or with --check a line that would not apply; 2 usage; 4 with\n"
-"--detailed-exitcode, all applied and something changed.\n";
+"Exit status: 0 all applied (or pending); 3 some lines failed, the rest\n"
+"applied; 1 nothing applied (unreadable FILE, every line bad, no\n"
+"collapse_ext, no CAP_SYS_ADMIN), or with --check a line that would not\n"
+"apply;\n"
+"2 usage; 4 with --detailed-exitcode, all applied and something changed.\n"
+"--follow exits only on SIGTERM or SIGINT: 0, or 3 when a policy could\n"
+"not be detached.\n";
 
 struct entry {
 	int line;
+	bool pending;		/* its cgroup does not exist (yet) */
 	bool moving;		/* detached from another cgroup first */
 	char from[256];
+	char note[256];		/* why it is pending */
+	char spec[256];		/* CGROUP as the line has it */
+	struct knobs knobs;	/* VAR=VALUE fields after CGROUP */
 	char name[32];
 	char object[PATH_MAX];
 	char cgroup[PATH_MAX];
-	uint64_t hash;
+	uint64_t hash;		/* of the object's content and the knobs */
 	uint64_t cgid;
 	bool ok;
 };
@@ -98,7 +130,16 @@ struct state {
 };
 
 static const char *conf;
-static int errors, nr_applied, nr_changed;
+/*
+ * --follow reads FILE once (and again on SIGHUP, as a new process): a
+ * cgroup event applies the file that was checked, never one an editor is
+ * halfway through writing.
+ */
+static char *conf_text;
+static size_t conf_len;
+static int errors, nr_applied, nr_changed, nr_pending;
+static bool follow;		/* --follow */
+static bool quiet;		/* --follow after its first pass: changes only */
 
 static void line_error(int line, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -303,20 +344,34 @@ static int unload_applied(const char *name, const char *why)
 	return 0;
 }
 
-/* One line: "NAME OBJECT CGROUP", with a comment already cut off. */
+/*
+ * One line: "NAME OBJECT CGROUP [VAR=VALUE]...", with a comment already
+ * cut off.
+ */
 static void parse_line(struct entry *e, char *text)
 {
-	char *tok[3], *t, why[PATH_MAX + 128], obj[PATH_MAX];
-	int n = 0, err;
+	char *tok[3 + MAX_KNOBS], *t, why[PATH_MAX + 128], obj[PATH_MAX];
+	struct stat st;
+	int n = 0, err, i;
 
 	e->ok = false;
 	for (t = strtok(text, " \t\r"); t; t = strtok(NULL, " \t\r"))
-		if (n++ < 3)
+		if (n++ < 3 + MAX_KNOBS)
 			tok[n - 1] = t;
-	if (n != 3) {
-		line_error(e->line, "expected 'NAME OBJECT CGROUP', found %d "
-			   "field%s", n, n == 1 ? "" : "s");
+	if (n < 3) {
+		line_error(e->line, "expected 'NAME OBJECT CGROUP [VAR=VALUE]...', "
+			   "found %d field%s", n, n == 1 ? "" : "s");
 		return;
+	}
+	if (n > 3 + MAX_KNOBS) {
+		line_error(e->line, "more than %d knobs", MAX_KNOBS);
+		return;
+	}
+	for (i = 3; i < n; i++) {
+		if (knobs_add(&e->knobs, tok[i], why, sizeof(why))) {
+			line_error(e->line, "%s: %s", tok[0], why);
+			return;
+		}
 	}
 	if (!policy_name_valid(tok[0])) {
 		line_error(e->line, "'%s' is not a policy name: use %s", tok[0],
@@ -335,7 +390,28 @@ static void parse_line(struct entry *e, char *text)
 		line_error(e->line, "%s: cannot read %s", e->name, e->object);
 		return;
 	}
-	if (cgroup_resolve(tok[2], e->cgroup, sizeof(e->cgroup), why, sizeof(why))) {
+	/* a changed knob is a changed policy: swapped, as a new object is */
+	e->hash = knobs_hash(&e->knobs, e->hash);
+	snprintf(e->spec, sizeof(e->spec), "%.255s", tok[2]);
+	err = cgroup_resolve(tok[2], e->cgroup, sizeof(e->cgroup), why, sizeof(why));
+	if (err == -ENOENT && e->cgroup[0] && !stat(e->cgroup, &st)) {
+		line_error(e->line, "%s: %s is not a cgroup directory", e->name,
+			   e->cgroup);
+		return;
+	}
+	if (err == -ENOENT) {
+		/*
+		 * Not started yet: attached when its cgroup appears. A path
+		 * is kept resolved (its parent is watched); a unit, which is
+		 * found wherever systemd puts it, by its name.
+		 */
+		if (!e->cgroup[0])
+			snprintf(e->cgroup, sizeof(e->cgroup), "%s", tok[2]);
+		snprintf(e->note, sizeof(e->note), "%.255s", why);
+		e->pending = true;
+		return;
+	}
+	if (err) {
 		line_error(e->line, "%s: %s", e->name, why);
 		return;
 	}
@@ -353,7 +429,7 @@ static int read_conf(struct entry *ents, int max, int *nlisted,
 {
 	char text[PATH_MAX * 2 + 64];
 	int n = 0, line = 0, i;
-	FILE *f = fopen(conf, "r");
+	FILE *f = conf_text ? fmemopen(conf_text, conf_len, "r") : fopen(conf, "r");
 
 	if (!f)
 		return -errno;
@@ -382,14 +458,14 @@ static int read_conf(struct entry *ents, int max, int *nlisted,
 			snprintf(listed[(*nlisted)++], 32, "%.31s", first);
 		ents[n].line = line;
 		parse_line(&ents[n], text);
-		for (i = 0; ents[n].ok && i < n; i++) {
-			if (!ents[i].ok)
+		for (i = 0; (ents[n].ok || ents[n].pending) && i < n; i++) {
+			if (!ents[i].ok && !ents[i].pending)
 				continue;
 			if (!strcmp(ents[i].name, ents[n].name)) {
 				line_error(line, "%s: already listed on line %d",
 					   ents[n].name, ents[i].line);
-				ents[n].ok = false;
-			} else if (ents[i].cgid == ents[n].cgid) {
+				ents[n].ok = ents[n].pending = false;
+			} else if (ents[n].ok && ents[i].ok && ents[i].cgid == ents[n].cgid) {
 				line_error(line, "%s: cgroup %s already has %s "
 					   "(line %d): one policy per cgroup",
 					   ents[n].name, ents[n].cgroup,
@@ -436,19 +512,68 @@ static void check_entry(const struct entry *e)
 {
 	struct policy_obj po;
 	struct state st;
+	uint64_t cgid = e->cgid;
 
+	if (e->pending) {
+		/* the object is still verified, as if on the root */
+		cgid = cgroup_path_id(CGROUP_ROOT);
+		if (!cgid)
+			return line_error(e->line, "%s: cannot read the root cgroup's id",
+					  e->name);
+	}
 	if (policy_attached(e->name) && !ours(e->name, &st)) {
 		line_error(e->line, "%s: loaded by hand, not by apply: apply would "
 			   "leave it alone", e->name);
 		return;
 	}
-	if (policy_open_load(&po, e->object, e->cgid, e->name)) {
+	if (policy_open_load(&po, e->object, cgid, e->name, &e->knobs)) {
 		line_error(e->line, "%s: %s would not load (above)", e->name,
 			   e->object);
 		return;
 	}
 	policy_close(&po);
-	printf("%s: ok, %s on %s\n", e->name, e->object, e->cgroup);
+	if (e->pending)
+		printf("%s: ok, %s; pending: %s\n", e->name, e->object, e->note);
+	else
+		printf("%s: ok, %s on %s\n", e->name, e->object, e->cgroup);
+}
+
+/*
+ * A line whose cgroup does not exist yet (a unit not started, a service
+ * restarting): a warning, not a failure. A policy apply had attached
+ * there was detached by the kernel when the cgroup went: its pin goes
+ * too, so the next pass that finds the cgroup loads it again.
+ */
+static void pending_entry(const struct entry *e)
+{
+	struct state st;
+
+	nr_pending++;
+	if (pinned(e->name) && ours(e->name, &st)) {
+		/*
+		 * Gone with its cgroup (the kernel detached it), or still on
+		 * the cgroup the line named before: either way not where
+		 * the line wants it now.
+		 */
+		bool attached = policy_attached(e->name);
+
+		if (policy_unpin(e->name)) {
+			line_error(e->line, "%s: cannot remove its old pin (above)",
+				   e->name);
+			return;
+		}
+		drop_state(e->name);
+		printf("%s: %s\n", e->name, attached ?
+		       "detached: its line names a cgroup that does not exist yet" :
+		       "its cgroup is gone: detached by the kernel");
+		nr_changed++;
+	} else if (quiet) {
+		return;
+	}
+	fprintf(stderr, "%s%s:%d: %s: pending: %s; attached when it appears%s\n",
+		journal_prio(LOG_WARNING), conf, e->line, e->name, e->note,
+		follow ? "" : " and apply runs again (collapsectl apply --follow "
+		"does that)");
 }
 
 /* Bring one valid entry to its wanted state. */
@@ -469,20 +594,27 @@ static void apply_entry(const struct entry *e)
 		pinned_link(e->name, &map_id);
 		drifted = st.map_id && map_id != st.map_id;
 		if (st.hash == e->hash && !strcmp(st.object, e->object) && !drifted) {
-			printf("%s: unchanged\n", e->name);
+			if (!quiet)
+				printf("%s: unchanged\n", e->name);
 			nr_applied++;
 			return;
 		}
-		if (policy_swap(e->name, e->object)) {
+		if (policy_swap(e->name, e->object, &e->knobs)) {
 			line_error(e->line, "%s: not swapped (above)", e->name);
 			return;
 		}
-		printf("%s: swapped to %s%s\n", e->name, e->object, drifted ?
-		       " (the policy running was swapped since apply loaded it)" : "");
+		printf("%s: swapped to %s", e->name, e->object);
+		knobs_print(stdout, &e->knobs);
+		printf("%s\n", drifted ? " (the policy running was swapped since "
+		       "apply loaded it)" : "");
 	} else {
-		if (pinned(e->name) && ours(e->name, &st))
-			policy_unpin(e->name);	/* its cgroup went away */
-		if (policy_load_pinned(e->object, e->cgid, e->name, NULL)) {
+		if (pinned(e->name) && ours(e->name, &st)) {
+			/* the kernel detached it when its cgroup was removed */
+			policy_unpin(e->name);
+			printf("%s: its cgroup is gone: detached by the kernel\n",
+			       e->name);
+		}
+		if (policy_load_pinned(e->object, e->cgid, e->name, &e->knobs, NULL)) {
 			if (e->moving)
 				line_error(e->line, "%s: detached from %s, but not "
 					   "loaded on %s (above)", e->name,
@@ -515,64 +647,116 @@ static int apply_lock(void)
 
 	mkdir("/run/collapse_ext", 0755);
 	fd = open(LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return fail("cannot open %s: %s", LOCK_FILE, strerror(errno));
+	if (fd < 0) {
+		fail("cannot open %s: %s", LOCK_FILE, strerror(errno));
+		return -1;
+	}
 	if (!flock(fd, LOCK_EX | LOCK_NB))
-		return 0;
+		return fd;
 	if (errno == EWOULDBLOCK) {
 		fprintf(stderr, "collapsectl: waiting for another collapsectl "
 			"apply to finish (%s)\n", LOCK_FILE);
 		if (!flock(fd, LOCK_EX))
-			return 0;
+			return fd;
 	}
-	return fail("cannot lock %s: %s", LOCK_FILE, strerror(errno));
+	fail("cannot lock %s: %s", LOCK_FILE, strerror(errno));
+	close(fd);
+	return -1;
 }
 
-int cmd_apply(int argc, char **argv)
+/*
+ * What the file wants and what runs, for the metrics (collapsectl
+ * metrics: collapse_ext_policy_expected): one line per listed policy,
+ * "NAME STATE CGROUP", STATE attached, pending or failed.
+ */
+static void write_expected(const struct entry *ents, int n)
 {
-	static const struct option opts[] = {
-		{ "unload", no_argument, NULL, 'u' },
-		{ "check", no_argument, NULL, 'c' },
-		{ "detailed-exitcode", no_argument, NULL, 'x' },
-		{ "help", no_argument, NULL, 'h' },
-		{ }
-	};
-	static struct entry ents[MAX_LINES];
-	char applied[MAX_LINES][32], listed[MAX_LINES][32];
-	int c, i, j, n, napplied, nlisted = 0;
-	bool unload = false, check = false, detailed = false;
+	FILE *f;
+	int i, j;
 
-	while ((c = getopt_long(argc, argv, "uch", opts, NULL)) != -1) {
-		switch (c) {
-		case 'u': unload = true; break;
-		case 'c': check = true; break;
-		case 'x': detailed = true; break;
-		case 'h': fputs(apply_usage, stdout); return 0;
-		default: fputs(apply_usage, stderr); return 2;
+	mkdir("/run/collapse_ext", 0755);
+	f = fopen(EXPECTED_FILE "~", "w");
+	if (!f)
+		return;
+	/* for a metrics exporter that is not root (the service's umask is 077) */
+	fchmod(fileno(f), 0644);
+	for (i = 0; i < n; i++) {
+		const struct entry *e = &ents[i];
+		const char *state = e->pending ? "pending" :
+				    e->ok && policy_attached(e->name) ? "attached" : "failed";
+
+		if (!policy_name_valid(e->name))
+			continue;	/* a line too bad to name a policy */
+		for (j = 0; j < i && strcmp(ents[j].name, e->name); j++)
+			;
+		if (j < i)
+			continue;	/* listed twice: the first line counts */
+		fprintf(f, "%s %s %s\n", e->name, state, e->cgroup[0] ? e->cgroup : "-");
+	}
+	if (fclose(f) || rename(EXPECTED_FILE "~", EXPECTED_FILE))
+		unlink(EXPECTED_FILE "~");
+}
+
+static struct entry ents[MAX_LINES];
+static int nr_ents;
+
+/*
+ * For --follow: watch the nearest existing ancestor of each listed path,
+ * to see a pending cgroup appear or an attached one go. A unit's
+ * cgroup is found under a slice, which apply_follow() watches already.
+ * Only directories of the cgroup tree are watched.
+ */
+void follow_watch_listed(int ifd, uint32_t mask)
+{
+	char dir[PATH_MAX], *slash;
+	struct stat st;
+	int i;
+
+	for (i = 0; i < nr_ents; i++) {
+		if (!ents[i].ok && !ents[i].pending)
+			continue;
+		if (strncmp(ents[i].cgroup, CGROUP_ROOT "/", strlen(CGROUP_ROOT) + 1))
+			continue;	/* a unit, under a slice; or the root */
+		snprintf(dir, sizeof(dir), "%s", ents[i].cgroup);
+		/* the parent sees the cgroup made or removed */
+		while ((slash = strrchr(dir, '/')) && slash - dir >= (int)strlen(CGROUP_ROOT)) {
+			*slash = 0;
+			if (!stat(dir, &st) && S_ISDIR(st.st_mode)) {
+				inotify_add_watch(ifd, dir, mask);
+				break;
+			}
 		}
 	}
-	if (argc - optind != (unload ? 0 : 1) || (unload && (check || detailed)) ||
-	    (check && detailed)) {
-		fputs(apply_usage, stderr);
-		return 2;
-	}
-	if (!require_root() || !kernel_supported())
-		return 1;
-	if (!check && apply_lock())
-		return 1;
+}
+
+bool follow_pending_appeared(void)
+{
+	char path[PATH_MAX], why[PATH_MAX + 128];
+	int i;
+
+	for (i = 0; i < nr_ents; i++)
+		if (ents[i].pending &&
+		    !cgroup_resolve(ents[i].spec, path, sizeof(path), why, sizeof(why)))
+			return true;
+	return false;
+}
+
+/* One apply of conf: the exit status of collapsectl apply. */
+static int apply_pass(bool check, bool detailed)
+{
+	char applied[MAX_LINES][32], listed[MAX_LINES][32];
+	int i, j, n, napplied, nlisted = 0;
+
+	errors = nr_applied = nr_changed = nr_pending = 0;
+	memset(ents, 0, sizeof(ents));
 	napplied = applied_names(applied, MAX_LINES);
-	if (unload) {
-		for (i = 0; i < napplied; i++)
-			errors += unload_applied(applied[i], "apply --unload");
-		return errors ? 3 : 0;
-	}
-	conf = argv[optind];
 	n = read_conf(ents, MAX_LINES, &nlisted, listed);
 	if (n < 0)
 		return fail("%s: %s", conf, strerror(-n));
+	nr_ents = n;
 	if (check) {
 		for (i = 0; i < n; i++)
-			if (ents[i].ok)
+			if (ents[i].ok || ents[i].pending)
 				check_entry(&ents[i]);
 		if (errors)
 			return fail("%s: %d line%s would not apply", conf, errors,
@@ -591,12 +775,120 @@ int cmd_apply(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		if (ents[i].ok)
 			detach_moving(&ents[i]);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (ents[i].ok)
 			apply_entry(&ents[i]);
+		else if (ents[i].pending)
+			pending_entry(&ents[i]);
+	}
+	write_expected(ents, n);
 	if (errors && !nr_applied)
 		return 1;
 	if (errors)
 		return 3;
 	return detailed && nr_changed ? 4 : 0;
+}
+
+/* --follow's pass: under the lock, which it holds only meanwhile */
+static int follow_pass(void)
+{
+	int fd = apply_lock(), rc;
+
+	if (fd < 0)
+		return 1;
+	rc = apply_pass(false, false);
+	close(fd);
+	quiet = true;
+	return rc;
+}
+
+/* --follow's end (SIGTERM, SIGINT): what `apply --unload` does */
+static int unload_all(void)
+{
+	char applied[MAX_LINES][32];
+	int i, n, fd = apply_lock();
+
+	if (fd < 0)
+		return 1;
+	errors = 0;	/* the last pass's bad lines are not this one's */
+	n = applied_names(applied, MAX_LINES);
+	for (i = 0; i < n; i++)
+		errors += unload_applied(applied[i], "apply --follow stopped");
+	unlink(EXPECTED_FILE);
+	close(fd);
+	return errors ? 3 : 0;
+}
+
+int cmd_apply(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "unload", no_argument, NULL, 'u' },
+		{ "check", no_argument, NULL, 'c' },
+		{ "detailed-exitcode", no_argument, NULL, 'x' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ }
+	};
+	char applied[MAX_LINES][32];
+	int c, i, napplied, fd;
+	bool unload = false, check = false, detailed = false, has_interval = false;
+	double interval = FOLLOW_INTERVAL_S;
+	FILE *f;
+
+	while ((c = getopt_long(argc, argv, "uch", opts, NULL)) != -1) {
+		switch (c) {
+		case 'u': unload = true; break;
+		case 'c': check = true; break;
+		case 'x': detailed = true; break;
+		case 'f': follow = true; break;
+		case 'i':
+			if (parse_seconds(optarg, &interval) || interval < 1 ||
+			    interval > 86400) {
+				fail("--interval takes 1s to 24h, e.g. 60 or 5m (got "
+				     "'%s')", optarg);
+				return 2;
+			}
+			has_interval = true;
+			break;
+		case 'h': fputs(apply_usage, stdout); return 0;
+		default: fputs(apply_usage, stderr); return 2;
+		}
+	}
+	if (argc - optind != (unload ? 0 : 1) ||
+	    unload + check + detailed + follow > 1 ||
+	    (has_interval && !follow)) {
+		fputs(apply_usage, stderr);
+		return 2;
+	}
+	if (!require_admin() || !kernel_supported())
+		return 1;
+	if (!unload)
+		conf = argv[optind];
+	if (follow) {
+		f = fopen(conf, "r");
+		conf_len = 0;
+		if (f) {
+			conf_text = malloc(1 << 20);
+			conf_len = conf_text ? fread(conf_text, 1, (1 << 20) - 1, f) : 0;
+			fclose(f);
+		}
+		if (!f || !conf_text)
+			return fail("%s: %s", conf, strerror(f ? ENOMEM : errno));
+		if (conf_len == (1 << 20) - 1)
+			return fail("%s: larger than 1 MiB", conf);
+		if (!conf_len)		/* fmemopen() wants a size */
+			conf_text[conf_len++] = '\n';
+		return apply_follow(follow_pass, unload_all, interval);
+	}
+	fd = check ? 0 : apply_lock();
+	if (fd < 0)
+		return 1;
+	if (!unload)
+		return apply_pass(check, detailed);
+	napplied = applied_names(applied, MAX_LINES);
+	for (i = 0; i < napplied; i++)
+		errors += unload_applied(applied[i], "apply --unload");
+	unlink(EXPECTED_FILE);
+	return errors ? 3 : 0;
 }

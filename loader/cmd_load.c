@@ -13,7 +13,8 @@
 #include "collapsectl.h"
 
 static const char load_usage[] =
-"Usage: collapsectl load FILE.bpf.o [--cgroup PATH] [--name NAME] [--foreground]\n"
+"Usage: collapsectl load FILE.bpf.o [--cgroup PATH] [--name NAME] [--set VAR=VALUE]...\n"
+"                        [--foreground]\n"
 "\n"
 "Attach the collapse_ext_ops policy in FILE to the cgroup v2 PATH (default:\n"
 "the root, i.e. the whole system) and pin its link under\n"
@@ -22,6 +23,10 @@ PIN_DIR "/NAME so it outlives this command. A hook of the policy the running\n"
 "\n"
 "  --cgroup PATH   cgroup v2 directory the policy governs\n"
 "  --name NAME     policy name (default: the name in the object)\n"
+"  --set VAR=VALUE a knob, without rebuilding the policy: one of its const\n"
+"                  volatile globals (.rodata; an integer in its type's range,\n"
+"                  true/false, an enum's name), or flags=NO_YIELD; repeatable.\n"
+"                  An unknown VAR is refused with the object's knobs listed\n"
 "  --foreground    do not pin: keep the policy until SIGINT/SIGTERM, then\n"
 "                  detach it and print its final counters; ends by itself\n"
 "                  when the kernel detaches the policy (its cgroup removed)\n";
@@ -39,6 +44,7 @@ int cmd_load(int argc, char **argv)
 		{ "cgroup", required_argument, NULL, 'c' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "foreground", no_argument, NULL, 'f' },
+		{ "set", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
@@ -46,15 +52,22 @@ int cmd_load(int argc, char **argv)
 	bool foreground = false;
 	struct policy_obj po;
 	struct bpf_link *link;
-	char pin[256], cgbuf[256];
+	char pin[256], cgbuf[256], why[256];
+	struct knobs knobs = {};
 	uint64_t cgid;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:n:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:n:fs:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': cgroup = optarg; break;
 		case 'n': name = optarg; break;
 		case 'f': foreground = true; break;
+		case 's':
+			if (knobs_add(&knobs, optarg, why, sizeof(why))) {
+				fail("--set: %s", why);
+				return 2;
+			}
+			break;
 		case 'h': fputs(load_usage, stdout); return 0;
 		default: fputs(load_usage, stderr); return 2;
 		}
@@ -63,7 +76,7 @@ int cmd_load(int argc, char **argv)
 		fputs(load_usage, stderr);
 		return 2;
 	}
-	if (!require_root() || !kernel_supported())
+	if (!require_admin() || !kernel_supported())
 		return 1;
 	cgid = cgroup_path_id(cgroup);
 	if (!cgid)
@@ -73,7 +86,7 @@ int cmd_load(int argc, char **argv)
 	if (!foreground) {
 		char loaded[32];
 
-		if (policy_load_pinned(argv[optind], cgid, name, loaded))
+		if (policy_load_pinned(argv[optind], cgid, name, &knobs, loaded))
 			return 1;
 		if (!read_attr(loaded, "cgroup", cgbuf, sizeof(cgbuf)))
 			cgroup = cgbuf;
@@ -89,7 +102,7 @@ int cmd_load(int argc, char **argv)
 	 */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (policy_open_load(&po, argv[optind], cgid, name))
+	if (policy_open_load(&po, argv[optind], cgid, name, &knobs))
 		return 1;
 	link = policy_attach(&po, cgid);
 	if (!link) {

@@ -1,26 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0
 /* collapsectl swap. */
+#include <getopt.h>
 #include <stdio.h>
 
 #include "collapsectl.h"
 
 static const char swap_usage[] =
-"Usage: collapsectl swap NAME FILE.bpf.o\n"
+"Usage: collapsectl swap NAME FILE.bpf.o [--set VAR=VALUE]...\n"
 "\n"
 "Replace the running policy NAME by the one in FILE, atomically (BPF link\n"
 "update): collapse never sees the default in between. The new policy takes\n"
-"NAME's name, cgroup and counters; its 'swaps' counter goes up by one.\n";
+"NAME's name, cgroup and counters; its 'swaps' counter goes up by one.\n"
+"\n"
+"  --set VAR=VALUE a knob of the new policy, as for load; repeatable\n";
 
 int cmd_swap(int argc, char **argv)
 {
-	int err = check_args(argc, argv, 2, swap_usage);
+	static const struct option opts[] = {
+		{ "set", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ }
+	};
+	struct knobs knobs = {};
+	char why[256];
+	int c;
 
-	if (err >= 0)
-		return err;
-	if (!policy_name_ok(argv[1]) || !require_root() || !kernel_supported())
+	while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (knobs_add(&knobs, optarg, why, sizeof(why))) {
+				fail("--set: %s", why);
+				return 2;
+			}
+			break;
+		case 'h': fputs(swap_usage, stdout); return 0;
+		default: fputs(swap_usage, stderr); return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		fputs(swap_usage, stderr);
+		return 2;
+	}
+	argv += optind - 1;
+	if (!policy_name_ok(argv[1]) || !require_admin() || !kernel_supported())
 		return 1;
-	if (policy_swap(argv[1], argv[2]))
+	if (policy_swap(argv[1], argv[2], &knobs))
 		return 1;
-	printf("swapped '%s' for the policy in %s\n", argv[1], argv[2]);
+	printf("swapped '%s' for the policy in %s", argv[1], argv[2]);
+	knobs_print(stdout, &knobs);
+	putchar('\n');
 	return 0;
 }

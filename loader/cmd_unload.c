@@ -15,7 +15,7 @@ int cmd_unload(int argc, char **argv)
 
 	if (err >= 0)
 		return err;
-	if (!policy_name_ok(argv[1]) || !require_root() || !kernel_supported())
+	if (!policy_name_ok(argv[1]) || !require_admin() || !kernel_supported())
 		return 1;
 	if (policy_unpin(argv[1]))
 		return 1;

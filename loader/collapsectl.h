@@ -15,6 +15,8 @@
 #define CE_SYSFS		"/sys/kernel/mm/collapse_ext"
 #define PIN_DIR			"/sys/fs/bpf/collapse_ext"
 #define CGROUP_ROOT		"/sys/fs/cgroup"
+/* collapsectl apply's account of the policies it keeps: see cmd_apply.c */
+#define EXPECTED_FILE		"/run/collapse_ext/expected"
 #define MAX_POLICIES		64
 #define MAX_STATS		96
 
@@ -30,13 +32,29 @@ int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *journal_prio(int prio);
 /* Is collapse_ext in this kernel? Prints how to get it when not. */
 bool kernel_supported(void);
-bool require_root(void);
+/* CAP_SYS_ADMIN in effect (what the kernel asks to attach a policy)? */
+#define CAP_SYS_ADMIN_BIT	21
+bool require_admin(void);
 /*
  * For a command taking exactly @nargs arguments and no options: prints
  * @usage on --help (returns 0) or on a wrong count (returns 2, the usage
  * error status); returns -1 when the command should go on.
  */
 int check_args(int argc, char **argv, int nargs, const char *usage);
+
+/*
+ * apply_follow.c: run @pass now, then whenever a cgroup appears or goes
+ * and every @interval seconds; on SIGHUP re-execute collapsectl (a new
+ * binary after an upgrade) with the same arguments; on SIGTERM or SIGINT
+ * run @stop and return its status.
+ */
+int apply_follow(int (*pass)(void), int (*stop)(void), double interval);
+/* cmd_apply.c: what apply_follow() watches besides the slices */
+void follow_watch_listed(int ifd, uint32_t mask);
+/* cmd_apply.c: has a pending line's cgroup appeared since the pass? */
+bool follow_pending_appeared(void);
+/* main()'s argv, for that re-execution */
+extern char **collapsectl_argv;
 
 /* parse.c: 0, or -EINVAL when @s is not all one valid value */
 int parse_pid(const char *s, pid_t *pid);
@@ -103,6 +121,32 @@ int cgroup_resolve(const char *spec, char *out, size_t len, char *why,
 /* Kill every task of cgroup @cg (cgroup.kill) and wait until it is empty. */
 int cgroup_kill_wait(const char *cg);
 
+/* --- knobs.c: a policy's settings, written at load ------------------------- */
+
+#define MAX_KNOBS	16
+struct knobs {
+	int n;
+	struct {
+		char var[64];
+		char val[64];
+	} k[MAX_KNOBS];
+};
+/* Add "VAR=VALUE" (syntax only: the object is read at load). 0, or -errno
+ * with @why set. */
+int knobs_add(struct knobs *k, const char *arg, char *why, size_t wlen);
+/* Fold every VAR=VALUE into hash @h (FNV-1a) */
+uint64_t knobs_hash(const struct knobs *k, uint64_t h);
+/*
+ * Write @k into the opened object: "flags" into the ops (0, NO_YIELD or
+ * 1), any other VAR into the .rodata variable of that name, its value
+ * read as that variable's BTF type (integer in range, bool, enum name).
+ * 0, or 1 with what is wrong (and the object's knobs) printed.
+ */
+int knobs_apply(struct bpf_object *obj, struct bpf_map *ops, const char *file,
+		const struct knobs *k);
+/* " VAR=VALUE..." */
+void knobs_print(FILE *f, const struct knobs *k);
+
 /* --- policy.c: opening, attaching, pinning ---------------------------------- */
 
 struct policy_obj {
@@ -111,12 +155,12 @@ struct policy_obj {
 	char name[32];
 };
 /*
- * Open @file, find its collapse_ext_ops map, set cgroup and name (NULL
- * keeps the object's), load it. Prints what went wrong (with the tail of
- * the verifier log) and returns 1 on failure.
+ * Open @file, find its collapse_ext_ops map, set cgroup, name (NULL keeps
+ * the object's) and knobs (NULL: none), load it. Prints what went wrong
+ * (with the tail of the verifier log) and returns 1 on failure.
  */
 int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
-		     const char *name);
+		     const char *name, const struct knobs *knobs);
 /* Attach as a link; explains EBUSY (naming the holder) and friends. */
 struct bpf_link *policy_attach(struct policy_obj *po, uint64_t cgid);
 void policy_close(struct policy_obj *po);
@@ -127,11 +171,11 @@ void pin_path(char *buf, size_t len, const char *name);
  * it. 0, or 1 with the reason printed. @loaded gets the name (32 bytes).
  */
 int policy_load_pinned(const char *file, uint64_t cgid, const char *name,
-		       char *loaded);
+		       const struct knobs *knobs, char *loaded);
 /* Remove @name's pin and wait for the kernel to detach it. 0 or 1. */
 int policy_unpin(const char *name);
 /* Replace pinned policy @name by the one in @file (link update). 0 or 1. */
-int policy_swap(const char *name, const char *file);
+int policy_swap(const char *name, const char *file, const struct knobs *knobs);
 
 /* --- commands ------------------------------------------------------------------ */
 

@@ -65,6 +65,61 @@ static bool seen_before(const struct policy_snap *s, int pi, int si)
 	return false;
 }
 
+static bool snapped(const struct policy_snap *s, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s[i].name, name))
+			return true;
+	return false;
+}
+
+/*
+ * What collapsectl apply keeps attached (EXPECTED_FILE, written by each
+ * apply) against what is: an alert fires on
+ *   collapse_ext_policy_expected unless on (policy) collapse_ext_policy_attached == 1
+ * attached is read now from the kernel, for every policy expected or
+ * attached.
+ */
+static void expected(FILE *f, bool om, const struct policy_snap *s, int n)
+{
+	char name[64], state[16], cg[4096];
+	FILE *e = fopen(EXPECTED_FILE, "r");
+	int i;
+
+	family(f, om, "policy_expected", "gauge", NULL,
+	       "1 for each policy collapsectl apply keeps attached, labelled "
+	       "with what the last apply found: attached, pending (no cgroup "
+	       "yet) or failed");
+	while (e && fscanf(e, "%63s %15s %4095s", name, state, cg) == 3) {
+		fputs("collapse_ext_policy_expected{policy=", f);
+		label_value(f, name);
+		fputs(",cgroup=", f);
+		label_value(f, cg);
+		fputs(",state=", f);
+		label_value(f, state);
+		fputs("} 1\n", f);
+	}
+	family(f, om, "policy_attached", "gauge", NULL,
+	       "1 when the policy is attached now, 0 when apply expects it and "
+	       "it is not");
+	for (i = 0; i < n; i++) {
+		fputs("collapse_ext_policy_attached{policy=", f);
+		label_value(f, s[i].name);
+		fputs("} 1\n", f);
+	}
+	if (e) {
+		rewind(e);
+		while (fscanf(e, "%63s %15s %4095s", name, state, cg) == 3) {
+			if (snapped(s, n, name))
+				continue;
+			fputs("collapse_ext_policy_attached{policy=", f);
+			label_value(f, name);
+			fprintf(f, "} %d\n", policy_attached(name));
+		}
+		fclose(e);
+	}
+}
+
 static void print_text(FILE *f, const struct policy_snap *s, int n, bool om)
 {
 	char help[160];
@@ -124,6 +179,7 @@ static void print_text(FILE *f, const struct policy_snap *s, int n, bool om)
 			labels(f, &s[i], NULL);
 			fprintf(f, " %lld\n", s[i].anon_thp);
 		}
+	expected(f, om, s, n);
 	if (om)
 		fputs("# EOF\n", f);
 }

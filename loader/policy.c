@@ -98,7 +98,7 @@ static void print_log_tail(int lines)
 }
 
 int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
-		     const char *name)
+		     const char *name, const struct knobs *knobs)
 {
 	char msg[128], dropped[256], *hook, *save;
 	int err, nr_maps;
@@ -141,6 +141,10 @@ int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 	if (!po->name[0]) {
 		policy_close(po);
 		return fail("%s: the policy has an empty name (use --name)", file);
+	}
+	if (knobs_apply(po->obj, po->map, file, knobs)) {
+		policy_close(po);
+		return 1;
 	}
 	/*
 	 * pass_size sizes khugepaged's pass, which crosses cgroups: only the
@@ -229,6 +233,22 @@ void policy_close(struct policy_obj *po)
 	libbpf_set_print(NULL);
 }
 
+/*
+ * Let go of @link without detaching it (its pin holds it). A disconnected
+ * link's destroy does not close its fd: closed here, or a long-running
+ * apply --follow would keep every policy it loaded or swapped attached
+ * after its pin is removed.
+ */
+static void link_release(struct bpf_link *link)
+{
+	int fd = bpf_link__fd(link);
+
+	bpf_link__disconnect(link);
+	bpf_link__destroy(link);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* PIN_DIR exists on bpffs: 0, or 1 after saying what to do */
 static int pin_dir_ready(void)
 {
@@ -247,14 +267,14 @@ static int pin_dir_ready(void)
 }
 
 int policy_load_pinned(const char *file, uint64_t cgid, const char *name,
-		       char *loaded)
+		       const struct knobs *knobs, char *loaded)
 {
 	struct policy_obj po;
 	struct bpf_link *link;
 	char pin[256];
 	int err;
 
-	if (policy_open_load(&po, file, cgid, name))
+	if (policy_open_load(&po, file, cgid, name, knobs))
 		return 1;
 	pin_path(pin, sizeof(pin), po.name);
 	if (!access(pin, F_OK)) {
@@ -281,8 +301,7 @@ int policy_load_pinned(const char *file, uint64_t cgid, const char *name,
 	if (loaded)
 		snprintf(loaded, 32, "%s", po.name);
 	/* The pin holds the link now. */
-	bpf_link__disconnect(link);
-	bpf_link__destroy(link);
+	link_release(link);
 out:
 	policy_close(&po);
 	return err;
@@ -314,7 +333,7 @@ int policy_unpin(const char *name)
 		    "holds its link", pin, name);
 }
 
-int policy_swap(const char *name, const char *file)
+int policy_swap(const char *name, const char *file, const struct knobs *knobs)
 {
 	struct policy_obj po;
 	struct bpf_link *link;
@@ -330,15 +349,14 @@ int policy_swap(const char *name, const char *file)
 	if (!link)
 		return fail("'%s' was not loaded by collapsectl (no %s): cannot "
 			    "swap it", name, pin);
-	if (policy_open_load(&po, file, cgid, name)) {
+	if (policy_open_load(&po, file, cgid, name, knobs)) {
 		bpf_link__destroy(link);
 		return 1;
 	}
 	err = bpf_link__update_map(link, po.map);
 	if (err)
 		err = fail("swapping '%s' failed: %s", name, strerror(-err));
-	bpf_link__disconnect(link);
-	bpf_link__destroy(link);
+	link_release(link);
 	policy_close(&po);
 	return err;
 }

@@ -7,7 +7,8 @@
 #     completing a command and an option;
 #  3. as root: installed with apt-get (its Depends from the mirror), then
 #     /usr/sbin/collapsectl --version, man -w, dpkg --verify, and
-#     systemd-analyze verify on the installed unit; purged again unless it
+#     systemd-analyze verify on the installed unit and its security
+#     exposure (at most 2.0, offline); purged again unless it
 #     was installed before (KEEP_INSTALLED=1 keeps it);
 #  4. the linux-image package's kernel (boot/vmlinuz-*) booted under QEMU
 #     with the guest initramfs: collapsectl loads, lists and unloads a
@@ -69,7 +70,8 @@ check_man() { # FILE.gz
 	[ -z "$w" ] || fail "man --warnings on $(basename "$1"): $w"
 	[ "$(MANWIDTH=80 man -l "$tmp/page" 2>/dev/null | wc -l)" -gt 20 ] || fail "$(basename "$1") renders to almost nothing"
 }
-for m in usr/share/man/man8/collapsectl.8.gz usr/share/man/man7/collapse_ext_ops.7.gz; do
+for m in usr/share/man/man8/collapsectl.8.gz usr/share/man/man7/collapse_ext_ops.7.gz \
+	 usr/share/man/man5/policies.conf.5.gz; do
 	[ -f "$tmp/tools/$m" ] || fail "the package has no /$m"
 	check_man "$tmp/tools/$m"
 done
@@ -99,7 +101,7 @@ if [ "$(id -u)" = 0 ]; then
 	case "$v" in "collapsectl $upstream "*) ;; *) fail "/usr/sbin/collapsectl --version says '$v'" ;; esac
 	out=$(dpkg --verify "$PKG" 2>&1) || fail "dpkg --verify $PKG: $out"
 	[ -z "$out" ] || fail "dpkg --verify $PKG: $out"
-	for p in collapsectl.8 collapse_ext_ops.7; do
+	for p in collapsectl.8 collapse_ext_ops.7 policies.conf.5; do
 		sec=${p##*.}
 		f=$(man -w "$sec" "${p%.*}" 2>/dev/null) || fail "man -w $sec ${p%.*} finds no page"
 		check_man "$f"
@@ -125,6 +127,13 @@ if [ "$(id -u)" = 0 ]; then
 			fail "systemd-analyze verify $unit"
 		fi
 		done_list="$done_list, unit verified"
+		# the sandbox: systemd's exposure score, at most 2.0 (0 best, 10 worst)
+		score=$(systemd-analyze security --offline=true --no-pager "$unit" 2>&1 |
+			sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+		[ -n "$score" ] || fail "systemd-analyze security $unit printed no exposure level"
+		awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }' ||
+			fail "systemd-analyze security $unit: exposure $score, above 2.0"
+		done_list="$done_list, security exposure $score"
 	else
 		step "no systemd-analyze: the unit is not verified (ensure-deps.sh test-deb installs systemd)"
 		done_list="$done_list, unit NOT verified (no systemd-analyze)"

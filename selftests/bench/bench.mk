@@ -30,13 +30,30 @@ $(BASE_BZ): $(BASE_OBJ)/.config
 
 kernel-base: $(BASE_BZ)
 
+# Without KERNEL: every base of KERNELS in turn under one run id, then
+# every table with the bases side by side (report.py BASE=FILE ...).
+BENCH_RESULTS := $(foreach k,$(KERNELS),$(k)=$(ROOT)/build/$(k)/bench/results.json)
+ifdef ALL_BASES
+bench:
+	@run=$$(date -u +%Y%m%dT%H%M%SZ); for k in $(KERNELS); do \
+		echo "== make bench KERNEL=$$k"; \
+		BENCH_RUN=$$run $(MAKE) --no-print-directory KERNEL=$$k bench || \
+			{ echo "bench: FAILED on $$k (of: $(KERNELS))"; exit 1; }; \
+	done; \
+	echo "== every base side by side"; \
+	python3 selftests/bench/report.py $(BENCH_RESULTS)
+
+# README.md's Performance numbers, regenerated from the last run of every base.
+bench-readme:
+	@python3 selftests/bench/report.py --readme README.md $(BENCH_RESULTS)
+else
 bench: initramfs $(BASE_BZ)
 	@selftests/bench/run-bench.sh $(BUILD)/bench $(BASE_BZ)
 
-# README.md's Performance numbers, regenerated from the last bench run.
 bench-readme:
 	@test -f $(BUILD)/bench/results.json || \
 		{ echo "bench-readme: no $(BUILD)/bench/results.json: run make bench" >&2; exit 1; }
 	@python3 selftests/bench/report.py --readme README.md $(BUILD)/bench/results.json
+endif
 
 .PHONY: bench bench-readme kernel-base

@@ -31,6 +31,9 @@
  *       skip_huge
  *   collapse_bench memcpy [--mb N] [--reps N]  2 MiB memcpy bandwidth vs
  *       collapse throughput
+ *   collapse_bench orders [--mb N] [--reps N]   memory by order (7.3): what
+ *       khugepaged makes of dense and sparse memory with only PMDs
+ *       allowed, only 64 KiB, and both under mthp_frugal near memory.high
  */
 #include <errno.h>
 #include <getopt.h>
@@ -1041,6 +1044,136 @@ static int memcpy_bw(void)
 	return 0;
 }
 
+/*
+ * Memory by order (kernels whose khugepaged makes mTHP: the orders hook).
+ * A child in cgroup "bo" fills mb MiB densely, or sparsely (one 64 KiB
+ * block of every 512 KiB, 12.5%), then makes it MADV_HUGEPAGE; khugepaged
+ * runs at full speed with its default max_ptes_none (511, which 7.3
+ * scales to all but one pte of each smaller order) until two full scans
+ * after. Then the folios mapping the memory are counted by order: its RSS,
+ * what collapse added to what was touched, the shares in 64 KiB folios and
+ * in PMDs, memory.peak, khugepaged's CPU time. The cases: only PMDs
+ * allowed, only 64 KiB, and both with mthp_frugal on "bo" and memory.high
+ * 128 MiB above what the child touches (tight: 64 KiB, no hole filled).
+ */
+#define ORDER_64K	4
+#define HPAGE_PMD_ORDER	9
+#define SPARSE_BLOCK	16	/* pages touched at the start of ... */
+#define SPARSE_STRIDE	128	/* ... every this many pages */
+#define ORDERS_SLACK_MB	128
+
+static bool sparse_64k_of_512k(size_t page)
+{
+	return page % SPARSE_STRIDE >= SPARSE_BLOCK;
+}
+
+static const struct orders_case {
+	const char *name;
+	unsigned long orders;	/* sysfs sizes allowed (MADV_HUGEPAGE) */
+	const char *policy;	/* attached on "bo" with memory.high */
+} orders_cases[] = {
+	{ "pmd", 1UL << HPAGE_PMD_ORDER, NULL },
+	{ "64k", 1UL << ORDER_64K, NULL },
+	{ "mthp_frugal", 1UL << HPAGE_PMD_ORDER | 1UL << ORDER_64K, "mthp_frugal" },
+};
+#define NR_ORDERS_CASES	((int)(sizeof(orders_cases) / sizeof(orders_cases[0])))
+
+static int orders_sample(const struct orders_case *c, bool sparse, int rep)
+{
+	unsigned long count[HPAGE_PMD_ORDER + 1], touched_kb, rss_kb = 0;
+	unsigned long pages = mb << 8;
+	struct thp_settings s = *thp_current_settings();
+	struct hp_child child = {};
+	double cpu0, t0, settle;
+	bool settled;
+	int o, err = 0;
+
+	touched_kb = sparse ? pages / SPARSE_STRIDE * SPARSE_BLOCK * 4 : mb << 10;
+	for (o = 0; o < NR_ORDERS; o++)
+		s.hugepages[o].enabled = c->orders & (1UL << o) ? THP_MADVISE : THP_NEVER;
+	thp_push_settings(&s);
+	khugepaged_fast(-1, 8 * HPAGE_NR);
+	if (cg_create("bo", NULL)) {
+		err = 1;
+		goto pop;
+	}
+	if (c->policy) {
+		snprintf(out, sizeof(out), "%luM", (touched_kb >> 10) + ORDERS_SLACK_MB);
+		if (write_str(CGROOT "bo/memory.high", out) ||
+		    run_cmd(out, sizeof(out), "collapsectl load " BPF "%s.bpf.o --cgroup "
+			    CGROOT "bo", c->policy)) {
+			fprintf(stderr, "collapse_bench: %s on bo: %s\n", c->policy, out);
+			err = 1;
+			goto remove;
+		}
+	}
+	cpu0 = khugepaged_cpu();
+	t0 = now();
+	if (hp_child_start_sparse(&child, "bo", mb / 2,
+				  sparse ? sparse_64k_of_512k : NULL)) {
+		fprintf(stderr, "collapse_bench: the child did not start\n");
+		err = 1;
+		goto unload;
+	}
+	settled = wait_full_scans(120);
+	settle = now() - t0;
+	khugepaged_stop();
+	if (folio_orders(child.pid, *child.addr, mb << 20, count, HPAGE_PMD_ORDER)) {
+		fprintf(stderr, "collapse_bench: cannot read the child's folios\n");
+		err = 1;
+	}
+	for (o = 0; o <= HPAGE_PMD_ORDER; o++)
+		rss_kb += count[o] * (4UL << o);
+	if (rep >= 0 && !err)
+		printf("BENCH {\"bench\": \"orders\", \"case\": \"%s\", \"memory\": \"%s\", "
+		       "\"rep\": %d, \"mib\": %lu, \"ok\": %d, \"touched_kb\": %lu, "
+		       "\"rss_kb\": %lu, \"overhead_pct\": %.2f, \"pct_64k\": %.2f, "
+		       "\"pct_pmd\": %.2f, \"peak_kb\": %ld, \"settle_s\": %.2f, "
+		       "\"khugepaged_cpu_s\": %.2f}\n",
+		       c->name, sparse ? "sparse" : "dense", rep, mb, settled,
+		       touched_kb, rss_kb, (rss_kb - (double)touched_kb) * 100 / touched_kb,
+		       count[ORDER_64K] * 64.0 * 100 / rss_kb,
+		       count[HPAGE_PMD_ORDER] * 2048.0 * 100 / rss_kb,
+		       read_num(CGROOT "bo/memory.peak") / 1024, settle,
+		       khugepaged_cpu() - cpu0);
+	hp_child_stop(&child);
+	thp_pop_settings();		/* khugepaged_stop() */
+unload:
+	if (c->policy)
+		run_cmd(out, sizeof(out), "collapsectl unload %s", c->policy);
+remove:
+	cg_remove("bo");
+pop:
+	thp_pop_settings();		/* khugepaged_fast() */
+	thp_pop_settings();		/* the sizes */
+	return err;
+}
+
+static int orders(void)
+{
+	int order[2 * NR_ORDERS_CASES], r, i, rc = 0;
+	struct thp_settings s;
+
+	if (!kernel_has_hook("orders")) {
+		printf("collapse_bench: orders: skipped, this kernel's khugepaged "
+		       "makes PMDs only\n");
+		return 0;
+	}
+	write_str(CGROOT "cgroup.subtree_control", "+memory");
+	thp_save_settings();
+	thp_read_settings(&s);
+	thp_push_settings(&s);		/* what each sample's settings start from */
+	for (i = 0; i < 2 * NR_ORDERS_CASES; i++)
+		order[i] = i;
+	for (r = -1; r < reps && !rc; r++) {	/* r == -1: warm up */
+		shuffle(order, 2 * NR_ORDERS_CASES);
+		for (i = 0; i < 2 * NR_ORDERS_CASES && !rc; i++)
+			rc = orders_sample(&orders_cases[order[i] / 2], order[i] % 2, r);
+	}
+	thp_restore_settings();
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1052,7 +1185,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: collapse_bench hooks|scale|batch|batch-remote|"
-			"khugepaged|khugepaged-stalls|khugepaged-cgroups|memcpy "
+			"khugepaged|khugepaged-stalls|khugepaged-cgroups|memcpy|orders "
 			"[--mb N] [--reps N]\n");
 		return 2;
 	}
@@ -1087,6 +1220,8 @@ int main(int argc, char **argv)
 		return khugepaged_cgroups();
 	if (!strcmp(argv[1], "memcpy"))
 		return memcpy_bw();
+	if (!strcmp(argv[1], "orders"))
+		return orders();
 	fprintf(stderr, "collapse_bench: unknown benchmark '%s'\n", argv[1]);
 	return 2;
 }

@@ -509,38 +509,192 @@ def memcpy(res, out):
                f"collapse {with_ci(res.values('collapse_mib_s', bench='memcpy'), 4)} MiB/s).\n")
 
 
+ORDERS_LABELS = {"pmd": "PMD only", "64k": "64 KiB only",
+                 "mthp_frugal": "both, `mthp_frugal` near memory.high"}
+
+
+def orders(res, out):
+    sel = res.select(bench="orders")
+    if not sel:
+        return
+    n = len(res.values("rss_kb", bench="orders", case="pmd", memory="dense"))
+    out.append(f"**Memory by order** ({sel[0]['mib']} MiB filled by a process in a cgroup, "
+               "densely or sparsely (one 64 KiB block of every 512 KiB), then `MADV_HUGEPAGE`; "
+               "khugepaged at full speed with its default `max_ptes_none` until two full scans "
+               "after; `mthp_frugal` on the cgroup with memory.high 128 MiB above what it touched; "
+               f"median [95% CI] of {n} reps, the six cases in random order each rep, after a "
+               "warm-up):\n")
+    out.append("| memory | sizes allowed | touched MiB | RSS MiB | added by collapse | "
+               "in 64 KiB folios | in PMDs | memory.peak MiB | s to settle | khugepaged CPU s |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    for mem in ("dense", "sparse"):
+        for c in ("pmd", "64k", "mthp_frugal"):
+            kw = {"bench": "orders", "case": c, "memory": mem}
+            if not res.select(**kw):
+                continue
+            mib = lambda k: [x / 1024 for x in res.values(k, **kw)]
+            row = [mem, ORDERS_LABELS[c], with_ci(mib("touched_kb"), 3), with_ci(mib("rss_kb"), 3),
+                   with_ci(res.values("overhead_pct", **kw), 3) + " %",
+                   with_ci(res.values("pct_64k", **kw), 3) + " %",
+                   with_ci(res.values("pct_pmd", **kw), 3) + " %",
+                   with_ci(mib("peak_kb"), 3), with_ci(res.values("settle_s", **kw), 3),
+                   with_ci(res.values("khugepaged_cpu_s", **kw), 3)]
+            failed = res.failed(**kw)
+            if failed:
+                row[1] += f" ({failed} not settled, excluded)"
+            out.append("| " + " | ".join(row) + " |")
+    out.append("")
+    for mem in ("dense", "sparse"):
+        pmd = {"bench": "orders", "case": "pmd", "memory": mem}
+        for c in ("64k", "mthp_frugal"):
+            kw = {"bench": "orders", "case": c, "memory": mem}
+            for key, what, more, less in (("rss_kb", "RSS", "more", "less"),
+                                          ("khugepaged_cpu_s", "khugepaged CPU", "more", "less")):
+                r = paired_by_rep(res, key, kw, pmd)
+                if not r:
+                    continue
+                m, lo, hi, _ = median_ci(r)
+                out.append(f"- {mem}, {ORDERS_LABELS[c]} vs PMD only, {what}: ratio {m:.2f}, "
+                           f"{verdict(m, lo, hi, more, less, n=len(r))} (paired by rep)")
+    out.append("")
+
+
+SECTIONS = [hooks, scale, batch, batch_remote, khugepaged, khugepaged_stalls,
+            khugepaged_cgroups, orders, memcpy]
+
+
+def meta_line(m):
+    return (f"{m.get('date', '?')} on {m.get('host', '?')} ({m.get('cpus', '?')} CPUs, "
+            f"{m.get('qemu', 'QEMU')}, guest {m.get('guest', '?')}; host load average at the "
+            f"start {m.get('loadavg', '?')})")
+
+
 def report(doc):
     res = Results(doc)
     out = []
     m = res.meta
     if m:
-        out.append(f"Measured {m.get('date', '?')} on {m.get('host', '?')} "
-                   f"({m.get('cpus', '?')} CPUs, {m.get('qemu', 'QEMU')}, guest "
-                   f"{m.get('guest', '?')}; host load average at the start "
-                   f"{m.get('loadavg', '?')}). Regenerate with `make bench` then "
+        out.append(f"Measured {meta_line(m)}. Regenerate with `make bench` then "
                    "`make bench-readme`.\n")
-    hooks(res, out)
-    scale(res, out)
-    batch(res, out)
-    batch_remote(res, out)
-    khugepaged(res, out)
-    khugepaged_stalls(res, out)
-    khugepaged_cgroups(res, out)
-    memcpy(res, out)
+    for section in SECTIONS:
+        section(res, out)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def blocks(lines):
+    """Split a section's lines at blank lines: [(kind, lines)], kind being
+    "table", "list" or "text"."""
+    out, cur = [], []
+    for line in lines + [""]:
+        if line.strip():
+            cur.append(line)
+            continue
+        if cur:
+            kind = ("table" if all(x.startswith("|") for x in cur) else
+                    "list" if all(x.startswith("- ") for x in cur) else "text")
+            out.append((kind, cur))
+            cur = []
+    return out
+
+
+def merge_table(tables):
+    """[(base, lines)] of tables with one header: one table with a first
+    column naming the base, each row's bases next to each other."""
+    head, sep = tables[0][1][0], tables[0][1][1]
+    keys, rows = [], {}
+    for base, lines in tables:
+        for line in lines[2:]:
+            # a row is named by its cells before the first measured one
+            cells = [c.strip() for c in line.split("|")[1:-1]]
+            key = tuple(c for c in cells[:next((i for i, c in enumerate(cells) if "[" in c),
+                                               1)])
+            if key not in rows:
+                keys.append(key)
+                rows[key] = []
+            rows[key].append(f"| {base} |" + line[1:])
+    return ["| base " + head, "|---" + sep] + [r for k in keys for r in rows[k]]
+
+
+def merge_section(parts):
+    """One section (a table function's output) of several bases side by
+    side: [(base, lines)] -> lines."""
+    parts = [(b, ls) for b, ls in parts if ls]
+    if len(parts) == 1:
+        b, ls = parts[0]
+        return [f"({b} only) " + ls[0]] + ls[1:]
+    split = [(b, blocks(ls)) for b, ls in parts]
+    shapes = {tuple(k for k, _ in bl) for _, bl in split}
+    out = []
+    if len(shapes) != 1:
+        # different shapes: each base's section whole, one after the other
+        for b, ls in parts:
+            out += [f"{b}: " + ls[0]] + ls[1:] + [""]
+        return out
+    for i, (kind, _) in enumerate(split[0][1]):
+        mine = [(b, bl[i][1]) for b, bl in split]
+        heads = {tuple(ls[:2]) for _, ls in mine}
+        if kind == "table" and len(heads) == 1:
+            out += merge_table(mine)
+        elif kind == "text" and len({tuple(ls) for _, ls in mine}) == 1:
+            out += mine[0][1]
+        elif kind == "list":
+            n = max(len(ls) for _, ls in mine)
+            out += [f"- {b}: " + ls[j][2:] for j in range(n) for b, ls in mine if j < len(ls)]
+        else:
+            for b, ls in mine:
+                out += [f"{b}: " + ls[0]] + ls[1:] + [""]
+            out.pop()
+        out.append("")
+    return out
+
+
+def report_bases(docs):
+    """Every table with the bases of [(base, doc)] side by side."""
+    res = [(b, Results(d)) for b, d in docs]
+    out = ["Measured " + "; ".join(f"{b}: {meta_line(r.meta)}" for b, r in res) +
+           ". Both bases come from one `make bench` run; each kernel's rows are its own "
+           "boots (its unpatched and patched kernel side by side), so compare the bases "
+           "by their ratios to their own controls, not by their raw times. Regenerate "
+           "with `make bench` then `make bench-readme`.\n"]
+    for section in SECTIONS:
+        parts = []
+        for b, r in res:
+            lines = []
+            section(r, lines)
+            # a section's items may hold several lines each
+            parts.append((b, "\n".join(lines).split("\n") if lines else []))
+        if any(ls for _, ls in parts):
+            out += merge_section(parts)
     return "\n".join(out).rstrip() + "\n"
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("results", help="build/BASE/bench/results.json")
+    ap.add_argument("results", nargs="+", metavar="[BASE=]RESULTS",
+                    help="build/BASE/bench/results.json; several as BASE=FILE: side by side")
     ap.add_argument("--readme", metavar="FILE",
                     help="replace FILE's text between <!-- bench:begin --> and <!-- bench:end -->")
     a = ap.parse_args()
-    with open(a.results) as f:
-        doc = json.load(f)
-    if isinstance(doc, list):
-        doc = {"samples": doc}
-    text = report(doc)
+    docs = []
+    for arg in a.results:
+        base, _, path = arg.rpartition("=")
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            sys.exit(f"report.py: {path}: {e}; run make bench")
+        if isinstance(doc, list):
+            doc = {"samples": doc}
+        docs.append((base or doc.get("meta", {}).get("base", path), doc))
+    if len(docs) == 1:
+        text = report(docs[0][1])
+    else:
+        runs = {d.get("meta", {}).get("run") for _, d in docs}
+        if len(runs) != 1 or None in runs:
+            sys.exit("report.py: these results are not from one make bench run (meta.run: "
+                     + ", ".join(f"{b}: {d.get('meta', {}).get('run')}" for b, d in docs)
+                     + "); run make bench without KERNEL")
+        text = report_bases(docs)
     if not a.readme:
         sys.stdout.write(text)
         return 0
@@ -553,7 +707,7 @@ def main():
     _, tail = rest.split(end, 1)
     with open(a.readme, "w") as f:
         f.write(head + begin + "\n" + text + end + tail)
-    print(f"report.py: {a.readme}: Performance numbers replaced from {a.results}")
+    print(f"report.py: {a.readme}: Performance numbers replaced from {' '.join(a.results)}")
     return 0
 
 

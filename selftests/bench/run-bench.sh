@@ -6,7 +6,9 @@
 # Usage: run-bench.sh OUTDIR BASE_BZIMAGE
 # Environment: BENCH_MB (default 256), BENCH_REPS (default 7, at least 6
 # for a 95% interval of a median), BENCH_ICOUNT_REPS (default 7),
-# BENCH_REPORT_ONLY=1 to tabulate what the last run left in OUTDIR.
+# BENCH_REPORT_ONLY=1 to tabulate what the last run left in OUTDIR,
+# BENCH_RUN: the id of a make bench run over several bases (results.json
+# meta.run: report.py puts only one run's bases side by side).
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 RUN=$HERE/../vm/run
@@ -55,13 +57,18 @@ if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
 	boot patched-khugepaged-stalls "$PATCHED" "" collapse_bench khugepaged-stalls --mb "$MB" --reps "$REPS"
 	boot patched-khugepaged-cgroups "$PATCHED" "" collapse_bench khugepaged-cgroups --reps "$REPS"
 	boot patched-memcpy "$PATCHED" "" collapse_bench memcpy --mb "$MB" --reps "$REPS"
+	# memory by order: only where khugepaged makes mTHP (7.3); skipped on 6.12
+	boot patched-orders "$PATCHED" "" collapse_bench orders --mb "$MB" --reps "$REPS"
 	{
 		printf '{"meta": {"date": "%s", "host": "%s", "cpus": %s, ' \
 			"$(date -u +%Y-%m-%d)" "$(uname -m) $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)" "$(nproc)"
 		printf '"qemu": "%s", "guest": "2 vCPUs, 3 GiB, numa=fake=2, TCG", ' \
 			"$(qemu-system-x86_64 --version | head -1 | sed 's/ (.*//')"
-		printf '"loadavg": "%s", "reps": %s, "icount_reps": %s},\n "samples": [\n' \
+		printf '"loadavg": "%s", "reps": %s, "icount_reps": %s, ' \
 			"$load" "$REPS" "$IREPS"
+		# the base, and the make bench run that measured both bases
+		printf '"base": "%s", "run": "%s"},\n "samples": [\n' \
+			"${KERNEL:-?}" "${BENCH_RUN:-$(date -u +%Y%m%dT%H%M%SZ)-$$}"
 		sed '$!s/$/,/' "$OUT/lines"
 		echo "]}"
 	} > "$OUT/results.json"

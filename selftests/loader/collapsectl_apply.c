@@ -3,14 +3,20 @@
  * collapsectl apply FILE, what collapse-ext.service runs at boot: loads
  * what FILE lists, reports every bad line and applies the others, changes
  * only what changed when run again, and never detaches what it did not
- * load.
+ * load; a line whose cgroup does not exist yet is pending, and apply
+ * --follow (the service) attaches it when the cgroup appears, again after
+ * it was removed and made anew, as systemd does when a unit restarts.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "collapse_test.h"
@@ -63,11 +69,16 @@ FIXTURE_SETUP(apply)
 	ASSERT_EQ(0, cg_create("ce_c", &self->c));
 }
 
+static void follow_kill(void);
+
 FIXTURE_TEARDOWN(apply)
 {
+	follow_kill();
 	unload_pinned_policies();
+	cg_remove(SLICE "/ce_svc.service");
 	cg_remove(SLICE);
 	cg_remove("ce.slice");
+	cg_remove("ce_b/kid");
 	cg_remove("ce_b");
 	cg_remove("ce_c");
 	unlink(CONF);
@@ -89,10 +100,11 @@ TEST_F(apply, loads_good_lines_reports_bad_ones)
 	EXPECT_EQ(3, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
 	EXPECT_NE(NULL, strstr(out, "web: loaded")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "b: loaded"));
-	EXPECT_NE(NULL, strstr(out, CONF ":5: expected 'NAME OBJECT CGROUP', found 2 fields"));
+	EXPECT_NE(NULL, strstr(out, CONF ":5: expected 'NAME OBJECT CGROUP [VAR=VALUE]...', found 2 fields"));
 	EXPECT_NE(NULL, strstr(out, CONF ":6: '../x' is not a policy name"));
 	EXPECT_NE(NULL, strstr(out, CONF ":7: c: object 'nosuch_policy' not found"));
-	EXPECT_NE(NULL, strstr(out, CONF ":8: d: cgroup /sys/fs/cgroup/no/such/cgroup"));
+	/* a cgroup that does not exist is pending: a warning, not an error */
+	EXPECT_NE(NULL, strstr(out, CONF ":8: d: pending: cgroup /sys/fs/cgroup/no/such/cgroup"));
 	EXPECT_NE(NULL, strstr(out, CONF ":9: b: already listed on line 4"));
 	EXPECT_NE(NULL, strstr(out, CONF ":10: e: cgroup /sys/fs/cgroup/ce_b already has b"));
 	EXPECT_NE(NULL, strstr(out, CONF ":11: f: not loaded"));
@@ -232,7 +244,7 @@ TEST_F(apply, systemd_unit_names)
 		  policy_cgroup("svc")) TH_LOG("%s", out);
 	EXPECT_EQ(1, policy_cgroup("root"));
 	EXPECT_NE(NULL, strstr(out, ":3: bad: '-x-.slice' is not a valid slice name"));
-	EXPECT_NE(NULL, strstr(out, ":4: gone: unit ce_nosuch.service has no cgroup"));
+	EXPECT_NE(NULL, strstr(out, ":4: gone: pending: unit ce_nosuch.service has no cgroup"));
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload"));
 	cg_remove("ce.slice/ce-web.slice/ce_app.service");
 }
@@ -289,6 +301,229 @@ TEST_F(apply, file_forms)
 	EXPECT_EQ(self->b, policy_cgroup("a"));
 	EXPECT_EQ(1, policy_cgroup("r"));
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload; rm -rf /tmp/ce_dir"));
+}
+
+#define EXPECTED	"/run/collapse_ext/expected"
+#define SVC		SLICE "/ce_svc.service"
+
+static bool file_has(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(out, 1, sizeof(out) - 1, f);
+		fclose(f);
+	}
+	out[n] = 0;
+	return strstr(out, text);
+}
+
+/* Poll for up to @secs until @cond holds; did it? */
+#define WAIT_FOR(cond, secs) ({						\
+	bool _ok = false;						\
+	for (int _i = 0; _i < (secs) * 20 && !(_ok = (cond)); _i++)	\
+		usleep(50000);						\
+	_ok; })
+
+/*
+ * A line on a cgroup that does not exist yet: a warning and exit 0; the
+ * expected file (and the metrics) say pending, then attached once an
+ * apply finds the cgroup.
+ */
+TEST_F(apply, pending_until_the_cgroup_appears)
+{
+	write_conf("b passthrough /ce_b\n"
+		   "svc passthrough ce_svc.service\n");
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --check " CONF));
+	EXPECT_NE(NULL, strstr(out, "svc: ok, ")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "pending: unit ce_svc.service has no cgroup"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_NE(NULL, strstr(out, CONF ":2: svc: pending: unit ce_svc.service has no "
+			       "cgroup (is it running?); attached when it appears"))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(file_has(EXPECTED, "svc pending ce_svc.service\n")) TH_LOG("%s", out);
+	EXPECT_TRUE(file_has(EXPECTED, "b attached /sys/fs/cgroup/ce_b\n")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl stats --openmetrics"));
+	EXPECT_NE(NULL, strstr(out, "collapse_ext_policy_expected{policy=\"svc\","
+			       "cgroup=\"ce_svc.service\",state=\"pending\"} 1"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "collapse_ext_policy_attached{policy=\"svc\"} 0"));
+	EXPECT_NE(NULL, strstr(out, "collapse_ext_policy_attached{policy=\"b\"} 1"));
+
+	ASSERT_EQ(0, cg_create(SVC, NULL));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_EQ(cg_id(SVC), policy_cgroup("svc")) TH_LOG("%s", out);
+	EXPECT_TRUE(file_has(EXPECTED, "svc attached /sys/fs/cgroup/" SVC "\n"));
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl stats --openmetrics"));
+	EXPECT_NE(NULL, strstr(out, "collapse_ext_policy_attached{policy=\"svc\"} 1"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload"));
+	EXPECT_NE(0, access(EXPECTED, F_OK));
+	cg_remove(SVC);
+}
+
+/* collapsectl apply --follow CONF in the background, its output in LOG */
+#define LOG		"/tmp/ce_follow.log"
+static pid_t follower;
+
+static pid_t follow_start(void)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		int fd = open(LOG, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		/* an hour: only the cgroup events can make it apply again */
+		execlp("collapsectl", "collapsectl", "apply", "--follow",
+		       "--interval", "1h", CONF, NULL);
+		_exit(127);
+	}
+	follower = pid;
+	return pid;
+}
+
+/* a follower a failed assertion left running: never into the next test */
+static void follow_kill(void)
+{
+	if (follower > 0) {
+		kill(follower, SIGKILL);
+		waitpid(follower, NULL, 0);
+		follower = 0;
+	}
+}
+
+/* CONF replaced whole, as an editor's save does: never read half written */
+static void write_conf_atomic(const char *text)
+{
+	write_text(CONF "~", text);
+	rename(CONF "~", CONF);
+}
+
+/*
+ * The service's mode: a policy on a unit that starts after it is attached
+ * when the unit's cgroup appears, and again when the unit restarts (its
+ * cgroup removed, the kernel detaching the policy and saying so, a new
+ * cgroup made); a path not there yet likewise; SIGHUP runs collapsectl
+ * anew, which keeps what runs and applies the file as it is then;
+ * SIGTERM detaches what it loaded and exits 0, a bad line of the file
+ * notwithstanding.
+ */
+TEST_F_TIMEOUT(apply, follow_attaches_as_units_come_and_go, 120)
+{
+	uint64_t first;
+	pid_t pid;
+	int status;
+
+	write_conf("svc passthrough ce_svc.service\n"
+		   "b passthrough /ce_b\n"
+		   "kid frugal /ce_b/kid\n"
+		   "bad nosuch_policy /ce_c\n");
+	pid = follow_start();
+	ASSERT_LT(0, pid);
+	EXPECT_TRUE(WAIT_FOR(policy_cgroup("b") == self->b, 10));
+	EXPECT_TRUE(WAIT_FOR(file_has(LOG, "kid: pending"), 10)) TH_LOG("%s", out);
+	EXPECT_TRUE(file_has(LOG, "svc: pending: unit ce_svc.service has no cgroup"))
+		TH_LOG("%s", out);
+
+	/* the unit starts; a path appears */
+	ASSERT_EQ(0, cg_create(SVC, &first));
+	EXPECT_TRUE(WAIT_FOR(policy_cgroup("svc") == first, 10));
+	ASSERT_EQ(0, cg_create("ce_b/kid", NULL));
+	EXPECT_TRUE(WAIT_FOR(policy_cgroup("kid") == cg_id("ce_b/kid"), 10));
+	/* the unit restarts: the kernel detaches, apply attaches again */
+	ASSERT_EQ(0, cg_remove(SVC));
+	EXPECT_TRUE(WAIT_FOR(!policy_attached("svc"), 10));
+	/* the kernel says so (from a work item: a little later) */
+	EXPECT_TRUE(WAIT_FOR(!run_cmd(out, sizeof(out), "dmesg | grep -F 'collapse_ext: "
+				      "policy svc detached: its cgroup (id %llu) was "
+				      "removed'", (unsigned long long)first), 10));
+	EXPECT_TRUE(WAIT_FOR(file_has(EXPECTED, "svc pending"), 10)) TH_LOG("%s", out);
+	ASSERT_EQ(0, cg_create(SVC, NULL));
+	EXPECT_TRUE(WAIT_FOR(policy_cgroup("svc") == cg_id(SVC), 10));
+	EXPECT_NE(first, cg_id(SVC));
+	EXPECT_TRUE(file_has(LOG, "svc: its cgroup is gone: detached by the kernel"))
+		TH_LOG("%s", out);
+
+	/* a file edited meanwhile waits for the reload */
+	write_conf_atomic("svc passthrough ce_svc.service\n"
+			  "b passthrough /ce_b\n"
+			  "kid frugal /ce_b/kid\n"
+			  "c frugal /ce_c\n"
+			  "bad nosuch_policy /ce_c\n");
+	ASSERT_EQ(0, cg_remove("ce_b/kid"));
+	EXPECT_TRUE(WAIT_FOR(file_has(EXPECTED, "kid pending"), 10)) TH_LOG("%s", out);
+	EXPECT_FALSE(policy_attached("c"));
+	/* reload: collapsectl again, the same policies kept, the new line applied */
+	first = policy_cgroup("svc");
+	ASSERT_EQ(0, kill(pid, SIGHUP));
+	EXPECT_TRUE(WAIT_FOR(file_has(LOG, "svc: unchanged"), 10)) TH_LOG("%s", out);
+	EXPECT_TRUE(file_has(LOG, "SIGHUP: running"));
+	EXPECT_TRUE(WAIT_FOR(policy_cgroup("c") == self->c, 10)) TH_LOG("%s", out);
+	EXPECT_EQ(first, policy_cgroup("svc"));
+	EXPECT_EQ(0, policy_stat("svc", "swaps"));
+
+	/* stop: everything it loaded detached, exit 0 */
+	ASSERT_EQ(0, kill(pid, SIGTERM));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	follower = 0;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("status %d: %s", status, file_has(LOG, "") ? out : "");
+	EXPECT_FALSE(policy_attached("svc"));
+	EXPECT_FALSE(policy_attached("b"));
+	EXPECT_FALSE(policy_attached("c"));
+	EXPECT_TRUE(file_has(LOG, "svc: detached (apply --follow stopped)")) TH_LOG("%s", out);
+	cg_remove(SVC);
+	unlink(LOG);
+}
+
+/* --follow's usage: alone, one FILE, --interval only with it */
+TEST_F(apply, follow_usage)
+{
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --follow"));
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --follow --check " CONF));
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --interval 60 " CONF));
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --follow --interval 0 " CONF));
+	EXPECT_NE(NULL, strstr(out, "--interval takes 1s to 24h")) TH_LOG("%s", out);
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --follow --interval 5x " CONF));
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl apply --follow /nonexistent"));
+	EXPECT_NE(NULL, strstr(out, "/nonexistent: No such file")) TH_LOG("%s", out);
+}
+
+/*
+ * Knobs in the file: written at load; a changed knob swaps the policy
+ * atomically as a new object would; a bad one is FILE:LINE.
+ */
+TEST_F(apply, knobs_are_part_of_the_policy)
+{
+	write_conf("p priority /ce_b share_pct=20\n");
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF)) TH_LOG("%s", out);
+	EXPECT_EQ(self->b, policy_cgroup("p"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "bpftool -j map dump name priority.rodata"));
+	EXPECT_NE(NULL, strstr(out, "\"share_pct\":20")) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_NE(NULL, strstr(out, "p: unchanged")) TH_LOG("%s", out);
+
+	write_conf("p priority /ce_b share_pct=30 min_pages=1\n");
+	EXPECT_EQ(4, run_cmd(out, sizeof(out), "collapsectl apply --detailed-exitcode " CONF));
+	EXPECT_NE(NULL, strstr(out, "share_pct=30 min_pages=1")) TH_LOG("%s", out);
+	EXPECT_EQ(1, policy_stat("p", "swaps"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "bpftool -j map dump name priority.rodata"));
+	EXPECT_NE(NULL, strstr(out, "\"share_pct\":30")) TH_LOG("%s", out);
+
+	write_conf("p priority /ce_b share_pct=30 min_pages=1\n"
+		   "q frugal /ce_c nosuch=1\n"
+		   "r frugal /ce_c oops\n");
+	EXPECT_EQ(3, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_NE(NULL, strstr(out, "no knob 'nosuch'")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, CONF ":2: q: not loaded"));
+	EXPECT_NE(NULL, strstr(out, CONF ":3: r: a knob is VAR=VALUE")) TH_LOG("%s", out);
+	EXPECT_EQ(1, policy_stat("p", "swaps"));
+	EXPECT_FALSE(policy_attached("q"));
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl apply --check " CONF));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload"));
 }
 
 TEST_HARNESS_MAIN

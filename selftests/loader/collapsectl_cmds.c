@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,8 @@
 #include "run_cmd.h"
 #include "knobs.h"
 #include "kselftest_harness.h"
+
+#define CAP_SYS_ADMIN_BIT	21
 
 #define BPF		"/usr/share/collapse_ext/bpf/"
 #define TBPF		"/selftests/bpf/"
@@ -339,14 +342,47 @@ TEST_F(ctl, not_root)
 {
 	EXPECT_EQ(1, run_cmd_as(65534, out, sizeof(out), "collapsectl load "
 				BPF "passthrough.bpf.o"));
-	EXPECT_NE(NULL, strstr(out, "needs root")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "needs CAP_SYS_ADMIN")) TH_LOG("%s", out);
 	EXPECT_EQ(1, run_cmd_as(65534, out, sizeof(out), "collapsectl unload x"));
-	EXPECT_NE(NULL, strstr(out, "needs root"));
+	EXPECT_NE(NULL, strstr(out, "needs CAP_SYS_ADMIN"));
 	/* a process of another user */
 	EXPECT_EQ(1, run_cmd_as(65534, out, sizeof(out), "collapsectl collapse "
 				"--pid 1 --limits"));
 	EXPECT_NE(NULL, strstr(out, "process 1: not accessible")) TH_LOG("%s", out);
 	EXPECT_EQ(1, count_lines(out)) TH_LOG("%s", out);
+}
+
+/* root without CAP_SYS_ADMIN in its bounding set: told what is missing */
+TEST_F(ctl, root_without_cap_sys_admin)
+{
+	int pfd[2], status;
+	size_t len;
+	ssize_t n;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		/* dropped from the bounding set: root's exec cannot regain it */
+		if (prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN_BIT, 0, 0, 0))
+			_exit(99);
+		execlp("collapsectl", "collapsectl", "load", BPF "passthrough.bpf.o", NULL);
+		_exit(98);
+	}
+	close(pfd[1]);
+	/* until EOF: the message comes in several writes */
+	for (len = 0; (n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0; )
+		len += n;
+	out[len] = 0;
+	close(pfd[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(1, WEXITSTATUS(status)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "needs CAP_SYS_ADMIN")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "not in this process"));
+	EXPECT_FALSE(policy_attached("passthrough"));
 }
 
 TEST_F(ctl, collapse_another_process)
@@ -505,6 +541,56 @@ TEST_F_TIMEOUT(ctl, load_foreground, 60)
 	EXPECT_NE(NULL, strstr(out, "detached by the kernel")) TH_LOG("%s", out);
 	EXPECT_FALSE(policy_attached("frugal"));
 }
+/*
+ * Knobs without rebuilding: --set writes a const volatile global (read
+ * back from the loaded .rodata map) or the ops' flags; a wrong name,
+ * value or form is refused, nothing attached.
+ */
+TEST_F(ctl, knobs_without_rebuilding)
+{
+	static const char * const bad[][2] = {
+		{ "nosuch=1", "no knob 'nosuch': the knobs are flags, share_pct, min_pages" },
+		{ "share_pct=-1", "share_pct=-1: the value must be an unsigned 32-bit integer" },
+		{ "share_pct=4294967296", "must be an unsigned 32-bit integer" },
+		{ "share_pct=5x", "must be an unsigned 32-bit integer" },
+		{ "flags=2", "the flags are 0 or NO_YIELD" },
+	};
+
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF "priority.bpf.o "
+			     "--set share_pct=50 --set min_pages=0x400")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "bpftool -j map dump name priority.rodata"));
+	EXPECT_NE(NULL, strstr(out, "\"share_pct\":50")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"min_pages\":1024")) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl unload priority"));
+
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF "passthrough.bpf.o "
+			     "--set flags=NO_YIELD")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "bpftool -j struct_ops dump name passthrough"));
+	EXPECT_NE(NULL, strstr(out, "\"flags\":1")) TH_LOG("%s", out);
+	/* a swap takes knobs too */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl swap passthrough " BPF
+			     "passthrough.bpf.o --set flags=0")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "passthrough.bpf.o flags=0")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "bpftool -j struct_ops dump name passthrough"));
+	EXPECT_NE(NULL, strstr(out, "\"flags\":0")) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl unload passthrough"));
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load " BPF
+				     "priority.bpf.o --set %s", bad[i][0]));
+		EXPECT_NE(NULL, strstr(out, bad[i][1])) TH_LOG("%s: %s", bad[i][0], out);
+		EXPECT_FALSE(policy_attached("priority"));
+	}
+	/* the form is checked before anything is opened: usage errors */
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl load " BPF
+			     "priority.bpf.o --set =1"));
+	EXPECT_NE(NULL, strstr(out, "a knob is VAR=VALUE")) TH_LOG("%s", out);
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl load " BPF
+			     "priority.bpf.o --set share_pct=5 --set share_pct=6"));
+	EXPECT_NE(NULL, strstr(out, "knob 'share_pct' is set twice")) TH_LOG("%s", out);
+	EXPECT_FALSE(policy_attached("priority"));
+}
+
 TEST_F(ctl, bpftool_struct_ops_register)
 {
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "mkdir -p /sys/fs/bpf/bt && bpftool "

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * collapsectl apply --follow: keep the policies a file lists attached
+ * while their cgroups come and go. A service's cgroup exists only while
+ * it runs, and when it is removed the kernel detaches the policy on it;
+ * so apply runs again whenever a cgroup directory appears or goes (inotify
+ * on the cgroup2 root, every slice below it, and the nearest existing
+ * ancestor of each listed path), and every interval as a safety net.
+ * A mkdir or rmdir in cgroupfs goes through the VFS like any other, so
+ * its parent directory reports IN_CREATE or IN_DELETE; the files a cgroup
+ * comes with are made by the kernel and report nothing.
+ */
+#define _GNU_SOURCE	/* nftw's FTW_ACTIONRETVAL, ppoll */
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stddef.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "collapsectl.h"
+
+#define WATCH_MASK	(IN_CREATE | IN_DELETE | IN_ONLYDIR)
+#define SETTLE_MS	200	/* a unit's start makes several cgroups */
+
+static volatile sig_atomic_t got_signal;
+static int ifd = -1, nr_watches;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static int watch_dir(const char *path, const struct stat *sb, int type,
+		     struct FTW *ftw)
+{
+	const char *base = path + ftw->base;
+	size_t n = strlen(base);
+
+	if (type != FTW_D)
+		return FTW_CONTINUE;
+	/* the root and the slices: where units' cgroups are made */
+	if (ftw->level && (n < 6 || strcmp(base + n - 6, ".slice")))
+		return FTW_SKIP_SUBTREE;
+	if (inotify_add_watch(ifd, path, WATCH_MASK) >= 0)
+		nr_watches++;
+	return FTW_CONTINUE;
+}
+
+/*
+ * Watch what may appear: slices come and go too, so this runs before
+ * every pass (adding a watch twice is harmless; a removed directory's
+ * watch goes by itself). Without inotify (a kernel built without
+ * CONFIG_INOTIFY_USER, the instance limit reached) it says so once, and
+ * the interval alone makes the passes.
+ */
+static void watch(double interval)
+{
+	static bool warned;
+
+	nr_watches = 0;
+	if (ifd >= 0) {
+		nftw(CGROUP_ROOT, watch_dir, 16, FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL);
+		follow_watch_listed(ifd, WATCH_MASK);
+		if (nr_watches)
+			return;
+		errno = ENOENT;
+	}
+	if (!warned)
+		fprintf(stderr, "%scollapsectl: apply --follow: cannot watch %s "
+			"(%s): applying every %g s only\n", journal_prio(LOG_WARNING),
+			CGROUP_ROOT, strerror(errno), interval);
+	warned = true;
+}
+
+static void drain(void)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	while (read(ifd, buf, sizeof(buf)) > 0)
+		;
+}
+
+/*
+ * sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET, so
+ * that the service (Type=notify) is started once the first pass is done,
+ * and units ordered after it find their policies attached.
+ */
+static void notify(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t n;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') ||
+	    (n = strlen(path)) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, n);
+	if (path[0] == '@')		/* an abstract socket */
+		sa.sun_path[0] = 0;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	sendto(fd, msg, strlen(msg), 0, (struct sockaddr *)&sa,
+	       offsetof(struct sockaddr_un, sun_path) + n);
+	close(fd);
+}
+
+/* Re-execute collapsectl, a new binary after an upgrade, as it was run. */
+static void reexec(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *gone = " (deleted)";
+
+	if (n <= 0)
+		return;
+	self[n] = 0;
+	/* replaced on disk: the new file is at the old name */
+	if ((size_t)n > strlen(gone) && !strcmp(self + n - strlen(gone), gone))
+		self[n - strlen(gone)] = 0;
+	printf("apply --follow: SIGHUP: running %s again\n", self);
+	fflush(stdout);
+	if (ifd >= 0)
+		close(ifd);
+	ifd = -1;
+	/*
+	 * The signals stay blocked across the exec, so one that arrives
+	 * meanwhile waits, pending, for the new image's first wait.
+	 */
+	execv(self, collapsectl_argv);
+	fprintf(stderr, "%scollapsectl: apply --follow: cannot run %s again (%s): "
+		"applying the file with this one\n", journal_prio(LOG_ERR), self,
+		strerror(errno));
+}
+
+int apply_follow(int (*pass)(void), int (*stop)(void), double interval)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct timespec ts = { (time_t)interval,
+			       (long)((interval - (time_t)interval) * 1e9) };
+	bool first = true;
+	sigset_t block, during_wait;
+	struct pollfd pfd;
+
+	/* the signals are taken only while waiting: a pass runs whole */
+	sigemptyset(&block);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_BLOCK, &block, &during_wait);
+	sigdelset(&during_wait, SIGHUP);
+	sigdelset(&during_wait, SIGTERM);
+	sigdelset(&during_wait, SIGINT);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	for (;;) {
+		int sig, r;
+
+		/*
+		 * Watches first, then the pass: a cgroup made meanwhile is an
+		 * event for the next wait, never missed. The listed paths
+		 * are known after a pass: one that appeared before its
+		 * parent was watched makes another pass at once.
+		 */
+		watch(interval);
+		drain();
+		pass();
+		watch(interval);
+		if (follow_pending_appeared())
+			continue;
+		if (first)
+			notify("READY=1");	/* the units after us find theirs */
+		first = false;
+		pfd = (struct pollfd){ .fd = ifd, .events = POLLIN };
+		/* without a watch, ppoll() waits for the interval or a signal */
+		r = ppoll(&pfd, ifd >= 0, &ts, &during_wait);
+		sig = got_signal;
+		got_signal = 0;
+		if (sig == SIGTERM || sig == SIGINT)
+			return stop();
+		if (sig == SIGHUP)
+			reexec();
+		else if (r > 0)
+			/* let the rest of a unit's start arrive, then one pass */
+			usleep(SETTLE_MS * 1000);
+	}
+}
