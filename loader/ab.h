@@ -25,6 +25,6 @@ bool ab_status_failed(int status);
 
 /* The --reps mode: 0, 1 (a run failed or an error) or 130. */
 int ab_reps(const char *base, const char *files[2], int n, double duration,
-	    FILE *csv, char **cmd);
+	    FILE *csv, char **cmd, const char *primary);
 
 #endif

@@ -79,6 +79,7 @@ struct reps {
 	double duration;
 	char **cmd;
 	const char *base;
+	const char *primary;	/* --primary: the metric that decides */
 	struct metric m[MAX_METRICS];
 	int nm;
 	bool warned_full;
@@ -521,24 +522,53 @@ static void list_add(char *list, size_t len, const char *name)
 	snprintf(list + used, len - used, "%s%s", used ? ", " : "", name);
 }
 
-/* Both sides' values of metric @k described, and compared (B - A). */
+/*
+ * The pairs of metric @k: runs 2j and 2j+1 ran back to back, one of each
+ * side (side_of_run()); a pair counts when both ran to the end with a
+ * value. A's values into a[], B's into b[]; their number.
+ */
+static int pair_values(const struct reps *r, int k, double *a, double *b)
+{
+	int j, n = 0;
+
+	for (j = 0; 2 * j + 1 < 2 * r->n; j++) {
+		const struct run *p = &r->runs[2 * j], *q = &r->runs[2 * j + 1];
+
+		if (!p->done || !q->done || !p->has[k] || !q->has[k])
+			continue;
+		a[n] = p->side ? q->val[k] : p->val[k];
+		b[n] = p->side ? p->val[k] : q->val[k];
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Both sides' values of metric @k described, and B compared with A pair
+ * by pair (ab_compare_paired()).
+ */
 static void compare_metric(const struct reps *r, int k, double *x[2],
-			   int runs[2], struct ab_sample smp[2], struct ab_cmp *c)
+			   int runs[2], struct ab_sample smp[2], struct ab_cmp *c,
+			   struct ab_paired *p)
 {
 	int s;
 
 	for (s = 0; s < 2; s++)
 		ab_describe(x[s], side_values(r, k, s, x[s], &runs[s]), &smp[s]);
-	ab_compare(&smp[0], &smp[1], c);
+	/* x[] are described: reused for the pairs */
+	ab_compare_paired(x[0], x[1], pair_values(r, k, x[0], x[1]), p, c);
 }
 
-static void report(struct reps *r, int nfailed)
+/* The tables and verdicts; 1 when --primary names no metric of the runs */
+static int report(struct reps *r, int nfailed)
 {
-	char lists[AB_V_COUNT][1024] = {}, line[512], v[4][32];
+	char lists[AB_V_COUNT][1024] = {}, line[512], v[6][64];
 	int counts[AB_V_COUNT] = {}, runs[2], o, k, s, nmetrics = 0;
 	double *x[2];
 	struct ab_sample smp[2];
+	struct ab_paired p;
 	struct ab_cmp c;
+	int primary = -1;
 
 	x[0] = calloc(2 * r->n, sizeof(double));
 	x[1] = calloc(2 * r->n, sizeof(double));
@@ -548,20 +578,25 @@ static void report(struct reps *r, int nfailed)
 	side_values(r, M_WALL, 1, x[1], &runs[1]);
 	if (!runs[0] && !runs[1])
 		goto out;
-	printf("\nresults: A = %s, %d runs; B = %s, %d runs; B - A in %% of A's "
-	       "mean, with its 95%% Welch confidence interval\n", r->objname[0],
-	       runs[0], r->objname[1], runs[1]);
+	printf("\nresults: A = %s, %d runs; B = %s, %d runs\n"
+	       "B against A pair by pair (runs 1-2, 3-4, ...: an A and a B back to "
+	       "back, A first and B first in turn): the geometric mean of B/A in "
+	       "%%, with its 95%% t interval on the log scale (where a value is 0 "
+	       "or negative: the mean of B - A, with its t interval); and the "
+	       "median of the pairs' B/A (or B - A) with its distribution-free "
+	       "95%% interval (6 pairs or more)\n", r->objname[0], runs[0],
+	       r->objname[1], runs[1]);
 	if (runs[0] < AB_MIN_N || runs[1] < AB_MIN_N)
-		printf("note: with fewer than %d runs a side no confidence "
+		printf("note: with fewer than %d runs a side (pairs) no confidence "
 		       "interval can be given: means and medians only\n", AB_MIN_N);
-	printf("%-24s %4s %12s %12s %4s %12s %12s %9s  %s\n", "metric", "n A",
-	       "mean A", "median A", "n B", "mean B", "median B", "B - A",
-	       "95% CI");
+	printf("%-24s %4s %12s %12s %4s %12s %12s %5s %9s  %-20s %s\n", "metric",
+	       "n A", "mean A", "median A", "n B", "mean B", "median B", "pairs",
+	       "B vs A", "95% CI", "median of pairs [95% CI]");
 	for (o = 0; o < 3; o++)
 		for (k = 0; k < r->nm; k++) {
 			if (r->m[k].kind != order[o])
 				continue;
-			compare_metric(r, k, x, runs, smp, &c);
+			compare_metric(r, k, x, runs, smp, &c, &p);
 			printf("%-24s", r->m[k].name);
 			for (s = 0; s < 2; s++)
 				if (smp[s].n)
@@ -570,9 +605,9 @@ static void report(struct reps *r, int nfailed)
 					       fmt_val(v[1], 32, smp[s].median));
 				else
 					printf(" %4d %12s %12s", 0, "-", "-");
-			if (smp[0].n && smp[1].n && c.rel)
+			if (p.n && c.rel)
 				snprintf(v[2], 32, "%+.1f%%", c.pct);
-			else if (smp[0].n && smp[1].n)
+			else if (p.n)
 				ab_fmt_signed(v[2], 32, c.diff);
 			else
 				snprintf(v[2], 32, "-");
@@ -587,7 +622,18 @@ static void report(struct reps *r, int nfailed)
 				snprintf(v[3], 32, "[%s, %s]",
 					 ab_fmt_signed(v[0], 32, c.lo),
 					 ab_fmt_signed(v[1], 32, c.hi));
-			printf(" %9s  %s\n", v[2], v[3]);
+			if (!p.n)
+				snprintf(v[4], 64, "-");
+			else if (!p.med_cov)
+				snprintf(v[4], 64, p.log_scale ? "%+.1f%%" : "%+g",
+					 p.med);
+			else if (p.log_scale)
+				snprintf(v[4], 64, "%+.1f%% [%+.1f%%, %+.1f%%]", p.med,
+					 p.med_lo, p.med_hi);
+			else
+				snprintf(v[4], 64, "%+g [%+g, %+g]", p.med, p.med_lo,
+					 p.med_hi);
+			printf(" %5d %9s  %-20s %s\n", p.n, v[2], v[3], v[4]);
 		}
 	/* runs without a value */
 	for (k = 0; k < r->nm; k++) {
@@ -615,8 +661,10 @@ static void report(struct reps *r, int nfailed)
 
 			if (r->m[k].kind != order[o])
 				continue;
-			compare_metric(r, k, x, runs, smp, &c);
+			compare_metric(r, k, x, runs, smp, &c, &p);
 			dir = k < NR_BUILTIN ? builtin[k].dir : r->m[k].dir;
+			if (r->primary && !strcmp(r->primary, r->m[k].name))
+				primary = k;
 			vd = ab_verdict(line, sizeof(line), r->m[k].name, dir,
 					&smp[0], &smp[1], &c);
 			printf("  %s\n", line);
@@ -624,6 +672,26 @@ static void report(struct reps *r, int nfailed)
 			list_add(lists[vd], sizeof(lists[vd]), r->m[k].name);
 			nmetrics++;
 		}
+	/*
+	 * Many verdicts at 95% each: about one in twenty metrics that do not
+	 * differ will seem to. The decision is the primary metric's, named
+	 * before the runs; the rest are what to look at next.
+	 */
+	if (r->primary && primary < 0) {
+		printf("primary metric %s: no such metric in these runs (see the "
+		       "table above)\n", r->primary);
+	} else if (r->primary) {
+		compare_metric(r, primary, x, runs, smp, &c, &p);
+		ab_verdict(line, sizeof(line), r->m[primary].name, primary < NR_BUILTIN ?
+			   builtin[primary].dir : r->m[primary].dir, &smp[0], &smp[1], &c);
+		printf("decision (primary metric, named before the runs): %s\n"
+		       "the other %d verdicts are secondary: each at 95%%, not "
+		       "corrected for their number\n", line, nmetrics - 1);
+	} else {
+		printf("note: %d verdicts, each at 95%%: among metrics that do not "
+		       "differ, about one in twenty will seem to; name the one that "
+		       "decides with --primary METRIC\n", nmetrics);
+	}
 	printf("summary: B (%s) against A (%s), %d and %d runs:", r->objname[1],
 	       r->objname[0], runs[1], runs[0]);
 	for (o = 0, k = 0; k < AB_V_COUNT; k++)
@@ -635,6 +703,7 @@ static void report(struct reps *r, int nfailed)
 out:
 	free(x[0]);
 	free(x[1]);
+	return r->primary && primary < 0;
 }
 
 static void csv_cell(FILE *f, bool has, double v)
@@ -674,9 +743,10 @@ static void write_csv(const struct reps *r, FILE *f)
 }
 
 int ab_reps(const char *base, const char *files[2], int n,
-		   double duration, FILE *csv, char **cmd)
+		   double duration, FILE *csv, char **cmd, const char *primary)
 {
-	struct reps r = { .n = n, .duration = duration, .cmd = cmd, .base = base };
+	struct reps r = { .n = n, .duration = duration, .cmd = cmd, .base = base,
+			  .primary = primary };
 	int i, k, err = 0, nfailed = 0, count[2] = {};
 	struct policy_obj po;
 	char buf[64];
@@ -733,7 +803,8 @@ int ab_reps(const char *base, const char *files[2], int n,
 	}
 	if (ab_interrupted)
 		printf("\ninterrupted\n");
-	report(&r, nfailed);
+	if (report(&r, nfailed))
+		err = 1;
 	if (csv)
 		write_csv(&r, csv);
 	for (i = 0; i < 2 * n; i++) {

@@ -200,6 +200,181 @@ void ab_compare(const struct ab_sample *a, const struct ab_sample *b,
 	}
 }
 
+#define LN2	0.693147180559945309417232121458
+/* ln 2 in two parts (Cody and Waite): k * LN2_HI is exact for |k| < 2^11 */
+#define LN2_HI	6.93147180369123816490e-01
+#define LN2_LO	1.90821492927058770002e-10
+
+double ab_exp(double x)
+{
+	double term = 1, sum = 1, r;
+	int k, i;
+
+	if (x != x)
+		return x;
+	if (x > 709.78)
+		return __DBL_MAX__ * 2;		/* inf */
+	if (x < -745.2)
+		return 0;
+	/* x = k ln2 + r, |r| <= ln2 / 2; exp(x) = 2^k exp(r) */
+	k = (int)(x / LN2 + (x < 0 ? -0.5 : 0.5));
+	r = (x - k * LN2_HI) - k * LN2_LO;
+	for (i = 1; i < 30; i++) {
+		term *= r / i;
+		sum += term;
+		if (term < 1e-18 * sum && term > -1e-18 * sum)
+			break;
+	}
+	for (; k > 0; k--)
+		sum *= 2;
+	for (; k < 0; k++)
+		sum /= 2;
+	return sum;
+}
+
+double ab_log(double x)
+{
+	double z, z2, term, sum;
+	int k = 0, i;
+
+	if (!(x > 0))
+		return x == 0 ? -__DBL_MAX__ * 2 : __builtin_nan("");
+	if (x > __DBL_MAX__)
+		return x;
+	/* x = 2^k m, m in [sqrt(1/2), sqrt(2)); ln m = 2 atanh((m-1)/(m+1)) */
+	while (x >= 1.4142135623730951) {
+		x /= 2;
+		k++;
+	}
+	while (x < 0.7071067811865476) {
+		x *= 2;
+		k--;
+	}
+	z = (x - 1) / (x + 1);
+	z2 = z * z;
+	term = z;
+	sum = 0;
+	for (i = 1; i < 80; i += 2) {
+		sum += term / i;
+		term *= z2;
+		if ((term < 0 ? -term : term) <= 1e-17 * (sum < 0 ? -sum : sum))
+			break;
+	}
+	return 2 * sum + k * LN2;
+}
+
+static double binom_cdf(int k, int n)
+{
+	double c = 1, sum = 0, half_n = 1;
+	int i;
+
+	for (i = 0; i < n; i++)
+		half_n /= 2;
+	for (i = 0; i <= k; i++) {
+		sum += c;
+		c = c * (n - i) / (i + 1);
+	}
+	return sum * half_n;
+}
+
+/* Median of @n sorted values and its distribution-free 95% interval */
+static void median_ci(const double *s, int n, struct ab_paired *p)
+{
+	int j;
+
+	p->med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	p->med_lo = p->med_hi = p->med;
+	p->med_cov = 0;
+	for (j = 1; j <= n / 2; j++) {
+		double cov = 1 - 2 * binom_cdf(j - 1, n);
+
+		if (cov < 0.95)
+			break;
+		p->med_lo = s[j - 1];
+		p->med_hi = s[n - j];
+		p->med_cov = cov;
+	}
+}
+
+void ab_compare_paired(const double *a, const double *b, int n,
+		       struct ab_paired *p, struct ab_cmp *c)
+{
+	double *d, sum = 0, ss = 0, mean, se;
+	bool same_d = true;
+	int i;
+
+	memset(p, 0, sizeof(*p));
+	memset(c, 0, sizeof(*c));
+	c->paired = true;
+	c->pairs = n > 0 ? n : 0;
+	c->outcome = AB_TOO_FEW;
+	if (n <= 0)
+		return;
+	d = malloc(n * sizeof(*d));
+	if (!d)
+		return;
+	p->n = n;
+	p->log_scale = true;
+	for (i = 0; i < n; i++)
+		if (!(a[i] > 0 && b[i] > 0))
+			p->log_scale = false;
+	/* ln b - ln a: b / a could overflow */
+	for (i = 0; i < n; i++)
+		d[i] = p->log_scale ? ab_log(b[i]) - ab_log(a[i]) : b[i] - a[i];
+	for (i = 0; i < n; i++)
+		sum += d[i];
+	mean = sum / n;
+	/* constant as ab_verdict() means it: every run the same on each side */
+	c->constant = true;
+	for (i = 0; i < n; i++) {
+		ss += (d[i] - mean) * (d[i] - mean);
+		if (d[i] != d[0])
+			same_d = false;
+		if (a[i] != a[0] || b[i] != b[0])
+			c->constant = false;
+	}
+	if (same_d)
+		mean = d[0];
+	c->diff = c->lo = c->hi = mean;
+	if (n >= AB_MIN_N) {
+		if (same_d) {
+			c->outcome = mean == 0 ? AB_SAME : mean > 0 ? AB_B_HIGHER :
+				     AB_B_LOWER;
+		} else {
+			c->df = n - 1;
+			c->t = ab_t975(c->df);
+			se = ab_sqrt(ss / (n - 1) / n);
+			c->lo = mean - c->t * se;
+			c->hi = mean + c->t * se;
+			c->outcome = c->lo > 0 ? AB_B_HIGHER :
+				     c->hi < 0 ? AB_B_LOWER : AB_SAME;
+			/* beyond doubles (a NaN compares false): no interval */
+			if (!(c->lo - c->lo == 0 && c->hi - c->hi == 0))
+				c->outcome = AB_TOO_FEW;
+		}
+	}
+	c->a0 = a[0];
+	c->b0 = b[0];
+	qsort(d, n, sizeof(*d), cmp_double);
+	median_ci(d, n, p);
+	if (!p->log_scale && c->constant && a[0]) {
+		/* exact: the same A and the same B in every pair */
+		c->rel = true;
+		c->pct = c->pct_lo = c->pct_hi = c->diff * 100 / (a[0] > 0 ? a[0] : -a[0]);
+	}
+	if (p->log_scale) {
+		/* ratios, given in % of A: (ratio - 1) * 100 */
+		c->rel = true;
+		c->pct = (ab_exp(c->diff) - 1) * 100;
+		c->pct_lo = (ab_exp(c->lo) - 1) * 100;
+		c->pct_hi = (ab_exp(c->hi) - 1) * 100;
+		p->med = (ab_exp(p->med) - 1) * 100;
+		p->med_lo = (ab_exp(p->med_lo) - 1) * 100;
+		p->med_hi = (ab_exp(p->med_hi) - 1) * 100;
+	}
+	free(d);
+}
+
 const char *const ab_verdict_word[AB_V_COUNT] = {
 	[AB_V_BETTER] = "better",
 	[AB_V_WORSE] = "worse",
@@ -237,7 +412,8 @@ static void fmt_interval(char *buf, size_t len, const struct ab_cmp *c)
 	fmt_diff(lo, sizeof(lo), c, c->lo, c->pct_lo);
 	fmt_diff(hi, sizeof(hi), c, c->hi, c->pct_hi);
 	snprintf(buf, len, "%s [%s, %s]%s", d, lo, hi,
-		 c->rel ? "" : ", absolute: A's mean is 0");
+		 c->rel ? "" : c->paired ? ", absolute: a value is not above 0, so "
+		 "no ratio" : ", absolute: A's mean is 0");
 }
 
 enum ab_verdict ab_verdict(char *buf, size_t len, const char *name,
@@ -245,10 +421,16 @@ enum ab_verdict ab_verdict(char *buf, size_t len, const char *name,
 			   const struct ab_sample *b, const struct ab_cmp *c)
 {
 	enum ab_verdict v;
-	char d[128];
+	char d[192];
 
 	if (c->outcome == AB_TOO_FEW) {
-		if (!a->n || !b->n) {
+		if (c->paired && a->n && b->n) {
+			fmt_diff(d, sizeof(d), c, c->diff, c->pct);
+			snprintf(buf, len, "%s: no interval (%d pair%s with a value on "
+				 "both sides, %d needed): B against A %s", name,
+				 c->pairs, c->pairs == 1 ? "" : "s", AB_MIN_N,
+				 c->pairs ? d : "-");
+		} else if (!a->n || !b->n) {
 			snprintf(buf, len, "%s: no interval: no value from %s", name,
 				 !a->n && !b->n ? "either side" : !a->n ? "A" : "B");
 		} else {
@@ -261,7 +443,8 @@ enum ab_verdict ab_verdict(char *buf, size_t len, const char *name,
 	if (c->outcome == AB_SAME) {
 		if (c->constant) {
 			snprintf(buf, len, "%s: no difference (the same value, %.6g, "
-				 "in every run)", name, a->mean);
+				 "in every %s)", name, c->paired ? c->a0 : a->mean,
+				 c->paired ? "pair" : "run");
 		} else {
 			fmt_interval(d, sizeof(d), c);
 			snprintf(buf, len, "%s: no difference (%s)", name, d);
@@ -276,9 +459,10 @@ enum ab_verdict ab_verdict(char *buf, size_t len, const char *name,
 		v = AB_V_WORSE;
 	if (c->constant) {
 		fmt_diff(d, sizeof(d), c, c->diff, c->pct);
-		snprintf(buf, len, "B %s on %s: %s (every run gave the same value "
+		snprintf(buf, len, "B %s on %s: %s (every %s gave the same value "
 			 "on each side, A %.6g and B %.6g: a difference)",
-			 ab_verdict_word[v], name, d, a->mean, b->mean);
+			 ab_verdict_word[v], name, d, c->paired ? "pair" : "run",
+			 c->paired ? c->a0 : a->mean, c->paired ? c->b0 : b->mean);
 	} else {
 		fmt_interval(d, sizeof(d), c);
 		snprintf(buf, len, "B %s on %s: %s", ab_verdict_word[v], name, d);

@@ -57,7 +57,10 @@ struct ab_cmp {
 	double diff;		/* mean B - mean A */
 	double lo, hi;		/* its 95% Welch interval (diff, diff if constant) */
 	double df, t;		/* Welch–Satterthwaite df, ab_t975(df) */
-	bool rel;		/* mean A != 0: the three below are valid */
+	bool paired;		/* from ab_compare_paired(), of @pairs pairs */
+	int pairs;
+	double a0, b0;		/* paired and constant: A's value, B's value */
+	bool rel;		/* mean A != 0 (paired: ratios): the three below are valid */
 	double pct, pct_lo, pct_hi;	/* the same in % of |mean A| */
 };
 
@@ -68,6 +71,37 @@ struct ab_cmp {
  */
 void ab_compare(const struct ab_sample *a, const struct ab_sample *b,
 		struct ab_cmp *c);
+
+/* Natural logarithm and exponential (no libm): relative error < 1e-15. */
+double ab_log(double x);
+double ab_exp(double x);
+
+/*
+ * The runs of `ab --reps` go A B B A A B B A ...: runs 2k and 2k+1 are a
+ * pair, one of each side back to back, alternating which goes first, so
+ * what drifts over the session (the host's load, the page cache, memory
+ * fragmentation) falls on both sides of a pair alike. B against A from
+ * @n pairs (a[i], b[i]):
+ * - when every value is > 0, on the log scale: the mean of
+ *   ln(b[i] / a[i]) with its t interval (n - 1 df), given back as a ratio
+ *   (the geometric mean of the per-pair ratios) and in % (ratio - 1), so
+ *   an interval can never reach below -100%;
+ * - otherwise the mean of b[i] - a[i] with its t interval (in % of A only
+ *   when every pair is the same A and the same B: then it is exact).
+ * Also the median of the per-pair ratios (or differences) with its
+ * distribution-free interval (the order statistics x(j), x(n+1-j) with
+ * the largest j whose binomial coverage is >= 95%; n >= 6).
+ * The result is in @c as ab_compare() gives it (diff, lo, hi absolute or
+ * pct, pct_lo, pct_hi relative; df n - 1), for ab_verdict().
+ */
+struct ab_paired {
+	int n;			/* pairs with both values */
+	bool log_scale;		/* every value > 0: ratios */
+	double med, med_lo, med_hi;	/* ratio - 1 in %, or difference */
+	double med_cov;		/* the interval's coverage; 0: none (n < 6) */
+};
+void ab_compare_paired(const double *a, const double *b, int n,
+		       struct ab_paired *p, struct ab_cmp *c);
 
 /* What a verdict line says, for the summary. */
 enum ab_verdict {

@@ -4,27 +4,33 @@
  * happened. Without --reps (here), two sibling cgroups and one run in each
  * at the same time with a live table; with --reps N (ab_reps.c), N runs
  * under each policy, one at a time in alternating order, each in a fresh
- * cgroup, and per metric the difference of means with a 95% Welch
- * interval and a verdict (the statistics are in ab_stats.c).
+ * cgroup, and per metric B against A pair by pair, on the log scale,
+ * with a 95% interval and a verdict (the statistics are in ab_stats.c).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/sched.h>	/* struct clone_args, CLONE_INTO_CGROUP */
 
 #include "ab.h"
 #include "collapsectl.h"
 
 static const char ab_usage[] =
-"Usage: collapsectl ab A.bpf.o B.bpf.o [--duration S] [--csv FILE] [--reps N]\n"
-"                      -- COMMAND [ARG...]\n"
+"Usage: collapsectl ab A.bpf.o B.bpf.o [--duration S] [--csv FILE]\n"
+"                      [--reps N [--primary METRIC]] -- COMMAND [ARG...]\n"
 "\n"
 "Without --reps: create two sibling cgroups, attach policy A to one and B to\n"
 "the other, run COMMAND once in each at the same time, and print every second\n"
@@ -46,11 +52,26 @@ static const char ab_usage[] =
 "prints as\n"
 "  METRIC NAME VALUE [higher|lower]\n"
 "(NAME of [A-Za-z0-9_.-]; the word, if any, says which direction is better).\n"
-"Then per metric n, mean and median of each side, B - A in % of A's mean\n"
-"with its 95% Welch confidence interval (3 runs a side at least), a verdict\n"
-"(\"B better/worse on NAME\"; \"B higher/lower on NAME\" when the direction is\n"
-"not known: time, peak memory lower, coverage higher is better; \"NAME: no\n"
-"difference\" when the interval includes 0), and a summary line.\n"
+"Then per metric n, mean and median of each side, and B against A pair by\n"
+"pair (runs 1-2, 3-4, ...: an A and a B back to back, A first and B first in\n"
+"turn, so drift falls on both alike): the geometric mean of the pairs' B/A\n"
+"in %, with its 95% t interval on the log scale (3 pairs at least; where a\n"
+"value is 0 or negative, the mean difference B - A instead), and the median\n"
+"of the pairs' B/A with its distribution-free 95% interval (6 pairs at\n"
+"least); a verdict (\"B better/worse on NAME\"; \"B higher/lower on NAME\"\n"
+"when the direction is not known: time, peak memory lower, coverage higher\n"
+"is better; \"NAME: no difference\" when the interval includes 0), and a\n"
+"summary line. Every verdict is at 95%: among many metrics that do not\n"
+"differ, about one in twenty seems to.\n"
+"  --primary METRIC  the metric that decides, named before the runs: its\n"
+"                    verdict is the decision, the others are secondary (an\n"
+"                    unknown METRIC is an error, exit 1, once the runs say\n"
+"                    which metrics there are)\n"
+"\n"
+"Each run's processes are born in its cgroup (clone3 CLONE_INTO_CGROUP).\n"
+"A collapsectl-ab.PID cgroup left by an ab that was killed (SIGKILL) is\n"
+"emptied and removed by the next ab. The output starts with the host's\n"
+"kernel, CPUs and load.\n"
 "\n"
 "On exit, on failure and on Ctrl-C every process of a run is killed\n"
 "(cgroup.kill), the cgroups are removed and the policies detached.\n"
@@ -87,24 +108,149 @@ double ab_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Start @cmd in a child that first moves itself into cgroup @cg. */
+/*
+ * The child is born in @cg (clone3() with CLONE_INTO_CGROUP, Linux 5.7):
+ * none of its memory is ever charged elsewhere, no fault of it happens
+ * under another cgroup's policy. Where clone3 cannot, fork() and the child
+ * moves itself before it execs. A raw clone3 runs no atfork handlers: fine
+ * while collapsectl has one thread and the child only dup2()s, writes and
+ * execs, which is all it does.
+ */
+static pid_t fork_into(const char *cg, bool *moved)
+{
+	int cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct clone_args args = {
+		.flags = CLONE_INTO_CGROUP,
+		.exit_signal = SIGCHLD,
+		.cgroup = cgfd,
+	};
+	pid_t pid = -1;
+
+	*moved = false;
+	if (cgfd >= 0) {
+		pid = syscall(SYS_clone3, &args, sizeof(args));
+		close(cgfd);
+		if (pid >= 0) {
+			*moved = true;
+			return pid;
+		}
+	}
+	return fork();
+}
+
 pid_t ab_start_in(const char *cg, char **cmd, int out_fd)
 {
 	char procs[PATH_MAX];
-	pid_t pid = fork();
+	bool moved;
+	pid_t pid = fork_into(cg, &moved);
 
 	if (pid)
 		return pid;
 	if (out_fd >= 0 && dup2(out_fd, 1) < 0)
 		_exit(126);
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
-	if (write_file(procs, "0")) {
+	if (!moved && write_file(procs, "0")) {
 		fprintf(stderr, "collapsectl: cannot enter %s\n", cg);
 		_exit(126);
 	}
 	execvp(cmd[0], cmd);
 	fprintf(stderr, "collapsectl: %s: %s\n", cmd[0], strerror(errno));
 	_exit(127);
+}
+
+/*
+ * What an earlier ab left when it was killed (SIGKILL gives it no chance
+ * to clean up): a collapsectl-ab.* cgroup nobody holds. A running ab holds
+ * flock() on its own directory for its whole life (base_lock()), which a
+ * SIGKILL releases; a PID would not do (another PID namespace, PID reuse).
+ * Each cgroup below it is emptied (cgroup.kill) and removed, then itself;
+ * its policies went with their cgroups.
+ */
+static void sweep_one(const char *dir)
+{
+	char sub[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+		sweep_one(sub);
+	}
+	if (d)
+		closedir(d);
+	cgroup_kill_wait(dir);
+	rmdir(dir);
+}
+
+#define FRESH_S	10	/* a directory this new may not be locked yet */
+
+static void sweep_stale(void)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(CGROUP_ROOT);
+	struct stat st;
+	int fd;
+
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, "collapsectl-ab.", 15))
+			continue;
+		snprintf(path, sizeof(path), CGROUP_ROOT "/%s", de->d_name);
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* held: an ab running; brand new: one about to lock it */
+		if (flock(fd, LOCK_EX | LOCK_NB) || fstat(fd, &st) ||
+		    st.st_mtime > time(NULL) - FRESH_S) {
+			close(fd);
+			continue;
+		}
+		fprintf(stderr, "collapsectl: removing %s, left by an ab that was "
+			"killed (its processes killed too)\n", path);
+		sweep_one(path);
+		close(fd);
+		if (!access(path, F_OK))
+			fprintf(stderr, "collapsectl: could not remove %s (its "
+				"processes or cgroups remain: see cgroup.procs)\n", path);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Hold @base's lock until exit: this ab is alive (sweep_stale()). */
+static void base_lock(const char *base)
+{
+	int fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB))
+		fprintf(stderr, "collapsectl: cannot lock %s (%s): another ab may "
+			"take it for a killed one's\n", base, strerror(errno));
+	/* the fd stays open: the lock goes with this process */
+}
+
+/* Where the numbers come from: a result is only comparable on a like host */
+static void host_context(void)
+{
+	char rel[128] = "?", load[64] = "?";
+	FILE *f = fopen("/proc/sys/kernel/osrelease", "r");
+
+	if (f) {
+		if (!fgets(rel, sizeof(rel), f))
+			strcpy(rel, "?");
+		fclose(f);
+	}
+	f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (!fgets(load, sizeof(load), f))
+			strcpy(load, "?");
+		fclose(f);
+	}
+	rel[strcspn(rel, "\n")] = 0;
+	load[strcspn(load, "\n")] = 0;
+	printf("host: kernel %s, %ld CPUs online, load average %s\n", rel,
+	       sysconf(_SC_NPROCESSORS_ONLN), load);
 }
 
 /* "exit status 3", "killed by signal 9" */
@@ -280,10 +426,11 @@ int cmd_ab(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "csv", required_argument, NULL, 'c' },
 		{ "reps", required_argument, NULL, 'r' },
+		{ "primary", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
-	const char *csv_path = NULL, *files[2];
+	const char *csv_path = NULL, *files[2], *primary = NULL;
 	char base[256], ctl[300], *end;
 	double duration = 30;
 	FILE *csv = NULL;
@@ -293,7 +440,7 @@ int cmd_ab(int argc, char **argv)
 	/* Options and the two objects come before "--", COMMAND after. */
 	for (cmd = 1; cmd < argc && strcmp(argv[cmd], "--"); cmd++)
 		;
-	while ((c = getopt_long(cmd, argv, "d:c:r:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(cmd, argv, "d:c:r:p:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (parse_seconds(optarg, &duration)) {
@@ -313,9 +460,15 @@ int cmd_ab(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'p': primary = optarg; break;
 		case 'h': fputs(ab_usage, stdout); return 0;
 		default: fputs(ab_usage, stderr); return 2;
 		}
+	}
+	if (primary && !reps) {
+		fail("--primary names the metric that decides between --reps runs: "
+		     "give --reps N too");
+		return 2;
 	}
 	if (cmd - optind != 2 || cmd >= argc - 1) {
 		fputs(ab_usage, stderr);
@@ -333,17 +486,21 @@ int cmd_ab(int argc, char **argv)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	sweep_stale();
+	host_context();
 	snprintf(base, sizeof(base), CGROUP_ROOT "/collapsectl-ab.%d", getpid());
 	if (mkdir(base, 0755)) {
 		fail("cannot create %s: %s", base, strerror(errno));
 		goto out_csv;
 	}
+	base_lock(base);
 	snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", base);
 	if (write_file(ctl, "+memory"))
 		fprintf(stderr, "collapsectl: no memory controller in %s: "
 			"coverage will read -1\n", base);
 	if (reps)
-		err = ab_reps(base, files, reps, duration, csv, argv + cmd + 1);
+		err = ab_reps(base, files, reps, duration, csv, argv + cmd + 1,
+			      primary);
 	else
 		err = ab_together(base, files, duration, csv, argv + cmd + 1);
 	if (rmdir(base) && errno != ENOENT)

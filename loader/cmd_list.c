@@ -18,7 +18,8 @@ static const char list_usage[] =
 "Every attached collapse_ext policy: name, cgroup path and id, time since\n"
 "attach, the struct_ops map and link ids, and whether collapsectl pinned it.\n"
 "  --json   a JSON array, one object per policy: name, cgroup, cgroup_id,\n"
-"           attached_s, ids [{map, link}], pinned\n";
+"           attach_time_ns (CLOCK_BOOTTIME, as the kernel and stats --json\n"
+"           give it), ids [{map, link}], pinned\n";
 
 /* Byte offset of member @m in struct @type of the kernel's BTF, or -1. */
 static long btf_member_offset(const struct btf *btf, const char *type,
@@ -101,7 +102,7 @@ static int find_ids(const char *name, struct ids *out, int max)
 	return n;
 }
 
-static void list_json(const struct policy_snap *s, int n, double now)
+static void list_json(const struct policy_snap *s, int n)
 {
 	json_writer_t *jw = jsonw_new(stdout);
 	struct ids ids[8];
@@ -113,8 +114,8 @@ static void list_json(const struct policy_snap *s, int n, double now)
 		json_string_field(jw, "name", s[i].name);
 		json_string_field(jw, "cgroup", s[i].cgroup);
 		jsonw_uint_field(jw, "cgroup_id", s[i].cgroup_id);
-		jsonw_float_field_fmt(jw, "attached_s", "%.3f",
-				      now - s[i].attach_ns / 1e9);
+		/* the kernel's fact, named as it and stats --json name it */
+		jsonw_uint_field(jw, "attach_time_ns", s[i].attach_ns);
 		jsonw_name(jw, "ids");
 		jsonw_start_array(jw);
 		k = find_ids(s[i].name, ids, 8);
@@ -157,7 +158,7 @@ int cmd_list(int argc, char **argv)
 	clock_gettime(CLOCK_BOOTTIME, &ts);
 	now = ts.tv_sec + ts.tv_nsec / 1e9;
 	if (json) {
-		list_json(s, n, now);
+		list_json(s, n);
 		return 0;
 	}
 	if (!n) {

@@ -11,7 +11,28 @@
 
 #include "collapsectl.h"
 
-#define FAILED_PREFIX	"failed_"
+/*
+ * Counters that are one fact by a label: calls_<hook>, collapsed_<size>
+ * and failed_<reason> are the families hook_calls, collapsed and failed,
+ * with the rest of the name as the label.
+ */
+static const struct labelled {
+	const char *prefix, *family, *label, *help;
+} labelled[] = {
+	{ "calls_", "hook_calls", "hook", "Calls of the policy's hooks, by hook" },
+	{ "collapsed_", "collapsed", "size",
+	  "Folios collapse made of the policy's ranges, by size" },
+	{ "failed_", "failed", "reason", "Collapses that failed, by reason" },
+};
+#define NR_LABELLED	(sizeof(labelled) / sizeof(labelled[0]))
+
+static const struct labelled *labelled_of(const char *key)
+{
+	for (size_t i = 0; i < NR_LABELLED; i++)
+		if (!strncmp(key, labelled[i].prefix, strlen(labelled[i].prefix)))
+			return &labelled[i];
+	return NULL;
+}
 
 /* A label value: backslash, double quote and newline escaped. */
 static void label_value(FILE *f, const char *s)
@@ -28,15 +49,17 @@ static void label_value(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void labels(FILE *f, const struct policy_snap *s, const char *reason)
+/* {policy=,cgroup=} and, when @name is set, name=value */
+static void labels(FILE *f, const struct policy_snap *s, const char *name,
+		   const char *value)
 {
 	fputs("{policy=", f);
 	label_value(f, s->name);
 	fputs(",cgroup=", f);
 	label_value(f, s->cgroup);
-	if (reason) {
-		fputs(",reason=", f);
-		label_value(f, reason);
+	if (name) {
+		fprintf(f, ",%s=", name);
+		label_value(f, value);
 	}
 	fputc('}', f);
 }
@@ -123,6 +146,7 @@ static void expected(FILE *f, bool om, const struct policy_snap *s, int n)
 static void print_text(FILE *f, const struct policy_snap *s, int n, bool om)
 {
 	char help[160];
+	size_t l;
 	int i, j, k;
 
 	/* One family per counter name, each with every policy that has it. */
@@ -130,8 +154,7 @@ static void print_text(FILE *f, const struct policy_snap *s, int n, bool om)
 		for (j = 0; j < s[i].nstats; j++) {
 			const char *key = s[i].stats[j].key;
 
-			if (!strncmp(key, FAILED_PREFIX, strlen(FAILED_PREFIX)) ||
-			    seen_before(s, i, j))
+			if (labelled_of(key) || seen_before(s, i, j))
 				continue;
 			snprintf(help, sizeof(help), "Counter %s of the policy "
 				 "(/sys/kernel/mm/collapse_ext/POLICY/stats)", key);
@@ -143,31 +166,52 @@ static void print_text(FILE *f, const struct policy_snap *s, int n, bool om)
 					if (strcmp(s[k].stats[m].key, key))
 						continue;
 					fprintf(f, "collapse_ext_%s_total", key);
-					labels(f, &s[k], NULL);
+					labels(f, &s[k], NULL, NULL);
 					fprintf(f, " %llu\n", s[k].stats[m].val);
 				}
 			}
 		}
 	}
-	/* failed_<reason> counters are one counter with a reason label. */
-	family(f, om, "failed", "counter", NULL,
-	       "Collapses that failed, by reason");
-	for (i = 0; i < n; i++)
-		for (j = 0; j < s[i].nstats; j++) {
-			const char *key = s[i].stats[j].key;
+	/* calls_<hook>, collapsed_<size>, failed_<reason>: one family each */
+	for (l = 0; l < NR_LABELLED; l++) {
+		const struct labelled *lb = &labelled[l];
 
-			if (strncmp(key, FAILED_PREFIX, strlen(FAILED_PREFIX)))
-				continue;
-			fputs("collapse_ext_failed_total", f);
-			labels(f, &s[i], key + strlen(FAILED_PREFIX));
-			fprintf(f, " %llu\n", s[i].stats[j].val);
-		}
+		family(f, om, lb->family, "counter", NULL, lb->help);
+		for (i = 0; i < n; i++)
+			for (j = 0; j < s[i].nstats; j++) {
+				const char *key = s[i].stats[j].key;
+
+				if (labelled_of(key) != lb)
+					continue;
+				fprintf(f, "collapse_ext_%s_total", lb->family);
+				labels(f, &s[i], lb->label, key + strlen(lb->prefix));
+				fprintf(f, " %llu\n", s[i].stats[j].val);
+			}
+	}
+	/* what each policy is: a constant 1 carrying its ids as labels */
+	if (om) {
+		fputs("# TYPE collapse_ext_policy info\n", f);
+		fputs("# HELP collapse_ext_policy Each attached policy: its cgroup's "
+		      "id and whether collapsectl pinned it\n", f);
+	} else {
+		family(f, om, "policy_info", "gauge", NULL, "Each attached policy "
+		       "(1): its cgroup's id and whether collapsectl pinned it");
+	}
+	for (i = 0; i < n; i++) {
+		fputs("collapse_ext_policy_info{policy=", f);
+		label_value(f, s[i].name);
+		fputs(",cgroup=", f);
+		label_value(f, s[i].cgroup);
+		fprintf(f, ",cgroup_id=\"%llu\",pinned=\"%s\"} 1\n",
+			(unsigned long long)s[i].cgroup_id,
+			s[i].pinned ? "true" : "false");
+	}
 	family(f, om, "memory_anon_bytes", "gauge", "bytes",
 	       "Anonymous memory of the policy's cgroup (memory.stat anon)");
 	for (i = 0; i < n; i++)
 		if (s[i].anon >= 0) {
 			fputs("collapse_ext_memory_anon_bytes", f);
-			labels(f, &s[i], NULL);
+			labels(f, &s[i], NULL, NULL);
 			fprintf(f, " %lld\n", s[i].anon);
 		}
 	family(f, om, "memory_anon_thp_bytes", "gauge", "bytes",
@@ -176,7 +220,7 @@ static void print_text(FILE *f, const struct policy_snap *s, int n, bool om)
 	for (i = 0; i < n; i++)
 		if (s[i].anon_thp >= 0) {
 			fputs("collapse_ext_memory_anon_thp_bytes", f);
-			labels(f, &s[i], NULL);
+			labels(f, &s[i], NULL, NULL);
 			fprintf(f, " %lld\n", s[i].anon_thp);
 		}
 	expected(f, om, s, n);

@@ -8,8 +8,16 @@ png=$2
 csv=${png%.png}.csv
 csv2=${png%.png}-khugepaged.csv
 png2=${png%.png}-khugepaged.png
-sed -n '/@@CSV-BEGIN@@/,/@@CSV-END@@/p' "$log" | grep -E '^[0-9.]+,' | tr -d '\r' > "$csv"
-sed -n '/@@CSV2-BEGIN@@/,/@@CSV2-END@@/p' "$log" | grep -E '^[0-9.]+,' | tr -d '\r' > "$csv2"
+# Up to the last sample with memory in it: a sample taken after the
+# workloads exited (every column 0) is their teardown, not coverage.
+until_last_nonzero() {
+	awk -F, '{ row[NR] = $0; for (i = 2; i <= NF; i++) if ($i + 0 > 0) last = NR }
+		END { for (i = 1; i <= last; i++) print row[i] }'
+}
+sed -n '/@@CSV-BEGIN@@/,/@@CSV-END@@/p' "$log" | grep -E '^[0-9.]+,' | tr -d '\r' |
+	until_last_nonzero > "$csv"
+sed -n '/@@CSV2-BEGIN@@/,/@@CSV2-END@@/p' "$log" | grep -E '^[0-9.]+,' | tr -d '\r' |
+	until_last_nonzero > "$csv2"
 if [ ! -s "$csv" ]; then
 	echo "plot_ab: no coverage data in $log" >&2
 	exit 1
@@ -25,7 +33,8 @@ set datafile separator ","
 set title "collapse_ext A/B: huge page coverage of the same workload"
 set xlabel "seconds"
 set ylabel "anon_thp (MiB)"
-set key right center
+# the legend below the plot, never on the curves
+set key below
 set grid
 plot "$csv" using 1:(\$2/1024) with linespoints title "A: frugal", \
      "$csv" using 1:(\$3/1024) with linespoints title "B: eager", \

@@ -16,7 +16,8 @@
 #   (eager), KEYS (key space, 16000), FILL (SETs that fill it, 32000),
 #   VALUE (bytes a value, 16384), BENCH (requests per benchmark test,
 #   5000), CLIENTS (8), DURATION (s a run at most, 300), TIMEOUT (s for
-#   the guest, 1500).
+#   the guest, 1500), PRIMARY (the metric that decides, named before the
+#   runs: set_rps, redis's SET throughput).
 #
 # In the guest (what the host runs):
 #   redis_ab.sh guest      collapsectl ab --reps $REPS A B -- redis_ab.sh workload
@@ -40,6 +41,7 @@ VALUE=${VALUE:-16384}
 BENCH=${BENCH:-5000}
 CLIENTS=${CLIENTS:-8}
 DURATION=${DURATION:-300}
+PRIMARY=${PRIMARY:-set_rps}
 LIBDIR=/lib/x86_64-linux-gnu
 
 # ---- in the guest: one run ---------------------------------------------------
@@ -127,7 +129,7 @@ guest() {
 		"on $(uname -r): $POLICY_A against $POLICY_B, $REPS runs each"
 	echo "@@AB-BEGIN@@"
 	collapsectl ab "$BPF/$POLICY_A.bpf.o" "$BPF/$POLICY_B.bpf.o" --reps "$REPS" \
-		--duration "$DURATION" --csv /tmp/redis_ab.csv -- \
+		--primary "$PRIMARY" --duration "$DURATION" --csv /tmp/redis_ab.csv -- \
 		env REPS="$REPS" KEYS="$KEYS" FILL="$FILL" VALUE="$VALUE" \
 		BENCH="$BENCH" CLIENTS="$CLIENTS" sh /root/redis_ab.sh workload 2>&1
 	rc=$?
@@ -187,7 +189,7 @@ start=$(date +%s)
 "$ROOT/selftests/vm/run" --timeout "$TIMEOUT" --log "$log" $adds -- \
 	env REPS="$REPS" POLICY_A="$POLICY_A" POLICY_B="$POLICY_B" KEYS="$KEYS" \
 	FILL="$FILL" VALUE="$VALUE" BENCH="$BENCH" CLIENTS="$CLIENTS" \
-	DURATION="$DURATION" sh /root/redis_ab.sh guest > /dev/null &
+	DURATION="$DURATION" PRIMARY="$PRIMARY" sh /root/redis_ab.sh guest > /dev/null &
 vm=$!
 # progress: one line per run as it ends
 tail -n +1 -f --pid=$vm "$log" 2>/dev/null | tr -d '\r' |

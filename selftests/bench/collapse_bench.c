@@ -1080,11 +1080,11 @@ static const struct orders_case {
 
 static int orders_sample(const struct orders_case *c, bool sparse, int rep)
 {
-	unsigned long count[HPAGE_PMD_ORDER + 1], touched_kb, rss_kb = 0;
+	unsigned long count[HPAGE_PMD_ORDER + 1] = {}, touched_kb, rss_kb = 0;
 	unsigned long pages = mb << 8;
-	struct thp_settings s = *thp_current_settings();
+	struct thp_settings s = *thp_current_settings(), stop;
 	struct hp_child child = {};
-	double cpu0, t0, settle;
+	double cpu0, t0, settle, cpu;
 	bool settled;
 	int o, err = 0;
 
@@ -1112,18 +1112,32 @@ static int orders_sample(const struct orders_case *c, bool sparse, int rep)
 	if (hp_child_start_sparse(&child, "bo", mb / 2,
 				  sparse ? sparse_64k_of_512k : NULL)) {
 		fprintf(stderr, "collapse_bench: the child did not start\n");
+		hp_child_stop(&child);
 		err = 1;
 		goto unload;
 	}
 	settled = wait_full_scans(120);
 	settle = now() - t0;
-	khugepaged_stop();
+	cpu = khugepaged_cpu() - cpu0;
+	/*
+	 * Stopped for the count: every size never (a size of its own that
+	 * says madvise keeps khugepaged going whatever the top switch says).
+	 */
+	stop = *thp_current_settings();
+	stop.thp_enabled = THP_NEVER;
+	for (o = 0; o < NR_ORDERS; o++)
+		stop.hugepages[o].enabled = THP_NEVER;
+	thp_push_settings(&stop);
 	if (folio_orders(child.pid, *child.addr, mb << 20, count, HPAGE_PMD_ORDER)) {
 		fprintf(stderr, "collapse_bench: cannot read the child's folios\n");
 		err = 1;
 	}
 	for (o = 0; o <= HPAGE_PMD_ORDER; o++)
 		rss_kb += count[o] * (4UL << o);
+	if (!rss_kb) {
+		fprintf(stderr, "collapse_bench: the child's memory reads as empty\n");
+		err = 1;
+	}
 	if (rep >= 0 && !err)
 		printf("BENCH {\"bench\": \"orders\", \"case\": \"%s\", \"memory\": \"%s\", "
 		       "\"rep\": %d, \"mib\": %lu, \"ok\": %d, \"touched_kb\": %lu, "
@@ -1134,10 +1148,9 @@ static int orders_sample(const struct orders_case *c, bool sparse, int rep)
 		       touched_kb, rss_kb, (rss_kb - (double)touched_kb) * 100 / touched_kb,
 		       count[ORDER_64K] * 64.0 * 100 / rss_kb,
 		       count[HPAGE_PMD_ORDER] * 2048.0 * 100 / rss_kb,
-		       read_num(CGROOT "bo/memory.peak") / 1024, settle,
-		       khugepaged_cpu() - cpu0);
+		       read_num(CGROOT "bo/memory.peak") / 1024, settle, cpu);
 	hp_child_stop(&child);
-	thp_pop_settings();		/* khugepaged_stop() */
+	thp_pop_settings();		/* stop */
 unload:
 	if (c->policy)
 		run_cmd(out, sizeof(out), "collapsectl unload %s", c->policy);

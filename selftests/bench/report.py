@@ -642,7 +642,9 @@ def merge_section(parts):
             out += [f"- {b}: " + ls[j][2:] for j in range(n) for b, ls in mine if j < len(ls)]
         else:
             for b, ls in mine:
-                out += [f"{b}: " + ls[0]] + ls[1:] + [""]
+                # a table keeps its header first: the base on a line before
+                out += ([f"{b}:", ""] + ls if kind == "table" else
+                        [f"{b}: " + ls[0]] + ls[1:]) + [""]
             out.pop()
         out.append("")
     return out
@@ -677,7 +679,10 @@ def main():
     a = ap.parse_args()
     docs = []
     for arg in a.results:
-        base, _, path = arg.rpartition("=")
+        # BASE=FILE (a base is a version, never a path) or FILE
+        base, sep, path = arg.partition("=")
+        if not sep or "/" in base:
+            base, path = "", arg
         try:
             with open(path) as f:
                 doc = json.load(f)

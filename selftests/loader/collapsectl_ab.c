@@ -158,6 +158,80 @@ static enum ab_verdict verdict(char *buf, const char *name, enum ab_dir dir,
 	return ab_verdict(buf, 256, name, dir, &sa, &sb, &c);
 }
 
+/*
+ * Pairs (runs back to back), every expected number from Python's math and
+ * statistics modules, and the t quantile of mpmath above (df 6: 2.44691185114497;
+ * df 5: 2.57058183563632):
+ *   P = 10.1 12.3 11.0 13.2 10.8 11.5 12.0, Q = 14.0 15.2 13.1 16.4 12.9 14.8 15.5:
+ *   the mean of ln(Q/P) as a ratio, +25.9660238922% [+19.9540227576%,
+ *   +32.2793417882%]; the median ratio +24.2424242424% [+19.0909090909%,
+ *   +38.6138613861%] (the extremes: coverage 1 - 2/128 = 0.984375)
+ *   E = 0 1 0 2 1 0, F = 3 4 2 6 2 3 (a 0: differences): +2.6666666667
+ *   [1.5828141983, 3.7505191350], median 3 [1, 4] (coverage 0.96875)
+ */
+static const double P[] = { 10.1, 12.3, 11.0, 13.2, 10.8, 11.5, 12.0 };
+static const double Q[] = { 14.0, 15.2, 13.1, 16.4, 12.9, 14.8, 15.5 };
+static const double E[] = { 0, 1, 0, 2, 1, 0 };
+static const double F[] = { 3, 4, 2, 6, 2, 3 };
+
+TEST(paired_log_ratio)
+{
+	static const double four[] = { 4, 4, 4 }, zero[] = { 0, 0, 0 };
+	struct ab_paired p;
+	struct ab_cmp c;
+
+	EXPECT_NEAR(0.0, ab_log(1), 1e-16);
+	EXPECT_NEAR(-690.77552789821368, ab_log(1e-300), 1e-12);
+	EXPECT_NEAR(4.815884817283264, ab_log(123.456), 1e-14);
+	EXPECT_NEAR(1.0, ab_exp(0), 1e-16);
+	EXPECT_NEAR(2.718281828459045, ab_exp(1), 1e-15);
+	EXPECT_NEAR(1.0142320547350045e304, ab_exp(700), 1e289);
+	EXPECT_NEAR(2.0, ab_exp(ab_log(2)), 1e-15);
+
+	ab_compare_paired(P, Q, 7, &p, &c);
+	EXPECT_EQ(7, p.n);
+	EXPECT_TRUE(p.log_scale);
+	EXPECT_TRUE(c.paired && c.rel);
+	EXPECT_EQ(AB_B_HIGHER, c.outcome);
+	EXPECT_EQ(6, c.df);
+	EXPECT_NEAR(25.9660238922, c.pct, 1e-9);
+	EXPECT_NEAR(19.9540227576, c.pct_lo, 1e-6);
+	EXPECT_NEAR(32.2793417882, c.pct_hi, 1e-6);
+	EXPECT_NEAR(24.2424242424, p.med, 1e-9);
+	EXPECT_NEAR(19.0909090909, p.med_lo, 1e-9);
+	EXPECT_NEAR(38.6138613861, p.med_hi, 1e-9);
+	EXPECT_NEAR(0.984375, p.med_cov, 1e-12);
+	/* on the log scale an interval cannot reach -100%, whatever A does */
+	ab_compare_paired(Q, P, 7, &p, &c);
+	EXPECT_EQ(AB_B_LOWER, c.outcome);
+	EXPECT_LT(-100, c.pct_lo);
+	EXPECT_NEAR(100 / 1.259660238922 - 100, c.pct, 1e-7);
+
+	ab_compare_paired(E, F, 6, &p, &c);
+	EXPECT_FALSE(p.log_scale);
+	EXPECT_FALSE(c.rel);
+	EXPECT_EQ(AB_B_HIGHER, c.outcome);
+	EXPECT_NEAR(2.6666666667, c.diff, 1e-9);
+	EXPECT_NEAR(1.5828141983, c.lo, 1e-6);
+	EXPECT_NEAR(3.7505191350, c.hi, 1e-6);
+	EXPECT_EQ(3, p.med);
+	EXPECT_EQ(1, p.med_lo);
+	EXPECT_EQ(4, p.med_hi);
+	EXPECT_NEAR(0.96875, p.med_cov, 1e-12);
+
+	/* the same A and B in every pair: exact, -100% when B is 0 */
+	ab_compare_paired(four, zero, 3, &p, &c);
+	EXPECT_TRUE(c.constant && c.rel);
+	EXPECT_EQ(AB_B_LOWER, c.outcome);
+	EXPECT_EQ(-100, c.pct);
+	/* 5 pairs: no interval for the median (needs 6) */
+	ab_compare_paired(P, Q, 5, &p, &c);
+	EXPECT_EQ(0, p.med_cov);
+	/* 2 pairs: too few */
+	ab_compare_paired(P, Q, 2, &p, &c);
+	EXPECT_EQ(AB_TOO_FEW, c.outcome);
+}
+
 TEST(verdict_lines)
 {
 	static const double four[] = { 4, 4, 4 }, eight[] = { 8, 8, 8 };
@@ -381,10 +455,10 @@ TEST_F_TIMEOUT(ab, reps_frugal_vs_eager, 600)
 	EXPECT_TRUE(starts_with(verdict_on(out, "failed_none_limit"),
 				"B lower on failed_none_limit: -100.0% ("))
 		TH_LOG("%s", verdict_on(out, "failed_none_limit"));
-	EXPECT_STREQ("pages_touched: no difference (the same value, 4092, in every run)",
+	EXPECT_STREQ("pages_touched: no difference (the same value, 4092, in every pair)",
 		     verdict_on(out, "pages_touched"));
 	/* each run had its policy, and only it, attached */
-	EXPECT_STREQ("policies_attached: no difference (the same value, 1, in every run)",
+	EXPECT_STREQ("policies_attached: no difference (the same value, 1, in every pair)",
 		     verdict_on(out, "policies_attached"));
 	ASSERT_TRUE(line_starting(out, "summary: B (eager) against A (frugal), 3 and 3 "
 				  "runs: better on ", line, sizeof(line))) TH_LOG("%s", out);
@@ -470,10 +544,38 @@ TEST_F_TIMEOUT(ab, reps_bad_values, 300)
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl ab " BPF "frugal.bpf.o "
 			     BPF "eager.bpf.o --reps 2 -- echo METRIC x 1"))
 		TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "fewer than 3 runs a side no confidence interval "
-			       "can be given")) TH_LOG("%s", out);
-	EXPECT_STREQ("x: no interval (n = 2 and 2, 3 a side needed): B - A +0.0%",
-		     verdict_on(out, "x"));
+	EXPECT_NE(NULL, strstr(out, "fewer than 3 runs a side (pairs) no confidence "
+			       "interval can be given")) TH_LOG("%s", out);
+	EXPECT_STREQ("x: no interval (2 pairs with a value on both sides, 3 needed): "
+		     "B against A +0.0%", verdict_on(out, "x"));
+	/* --primary: only with --reps, and a metric of the runs */
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl ab " BPF "frugal.bpf.o "
+			     BPF "eager.bpf.o --primary x -- true"));
+	EXPECT_NE(NULL, strstr(out, "give --reps N too")) TH_LOG("%s", out);
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl ab " BPF "frugal.bpf.o "
+			     BPF "eager.bpf.o --reps 1 --primary nosuch -- echo METRIC x 1"));
+	EXPECT_NE(NULL, strstr(out, "primary metric nosuch: no such metric")) TH_LOG("%s", out);
+	/*
+	 * What a killed ab left (a cgroup of a pid that is no collapsectl,
+	 * a process in it) is swept by the next one.
+	 */
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "mkdir -p /sys/fs/cgroup/collapsectl-ab.1/a && "
+			     "(sh -c 'echo $$ > /sys/fs/cgroup/collapsectl-ab.1/a/cgroup.procs; "
+			     "exec sleep 600' </dev/null >/dev/null 2>&1 &) && sleep 1 && "
+			     /* older than a directory an ab is about to lock */
+			     "{ touch -d '2000-01-01 00:00:00' /sys/fs/cgroup/collapsectl-ab.1 || "
+			     "sleep 11; } && "
+			     "cat /sys/fs/cgroup/collapsectl-ab.1/a/cgroup.procs | wc -l"));
+	EXPECT_STREQ("1\n", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl ab " BPF "frugal.bpf.o "
+			     BPF "eager.bpf.o --reps 1 --primary x -- echo METRIC x 1"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "removing /sys/fs/cgroup/collapsectl-ab.1, left by an "
+			       "ab that was killed")) TH_LOG("%s", out);
+	EXPECT_NE(0, access("/sys/fs/cgroup/collapsectl-ab.1", F_OK));
+	EXPECT_NE(NULL, strstr(out, "decision (primary metric, named before the runs): x: "))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\nhost: kernel ")) TH_LOG("%s", out);
 	EXPECT_EQ(NULL, strstr(out, "[+")) TH_LOG("%s", out);
 	expect_cleaned_up(_metadata);
 }

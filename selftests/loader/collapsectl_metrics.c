@@ -88,7 +88,14 @@ TEST_F(metrics, openmetrics_textfile_json)
 	EXPECT_EQ(0, sample(out, "collapse_succeeded", odd)) TH_LOG("%s", out);
 	snprintf(failed, sizeof(failed), "%s,reason=\"none_limit\"", odd);
 	EXPECT_EQ(1, sample(out, "failed", failed)) TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "# TYPE collapse_ext_calls_pte_limits counter\n"));
+	/* calls_<hook> is one family with a hook label */
+	EXPECT_NE(NULL, strstr(out, "# TYPE collapse_ext_hook_calls counter\n"));
+	snprintf(failed, sizeof(failed), "%s,hook=\"pte_limits\"", pass);
+	EXPECT_EQ(policy_stat("pass_m", "calls_pte_limits"), sample(out, "hook_calls", failed))
+		TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "collapse_ext_calls_pte_limits"));
+	EXPECT_NE(NULL, strstr(out, "collapse_ext_policy_info{policy=\"pass_m\",cgroup=\"/ce_m1\","
+			       "cgroup_id=\""));
 	EXPECT_NE(NULL, strstr(out, "# UNIT collapse_ext_memory_anon_bytes bytes\n"));
 	EXPECT_NE(NULL, strstr(out, "collapse_ext_memory_anon_thp_bytes{"));
 	EXPECT_EQ(0, strcmp(out + strlen(out) - 6, "# EOF\n"));
