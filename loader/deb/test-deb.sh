@@ -82,7 +82,7 @@ c=$(bash -c '. "$1"; COMP_WORDS=(collapsectl ap); COMP_CWORD=1; _collapsectl
 	echo "${COMPREPLY[*]}"; COMP_WORDS=(collapsectl apply --c); COMP_CWORD=2
 	_collapsectl; echo "${COMPREPLY[*]}"' sh "$comp") || fail "bash completion: $c"
 [ "$c" = "$(printf 'apply\n--check')" ] || fail "bash completion completes 'ap' and 'apply --c' as '$c'"
-done_list="$done_list; unpacked: --version, 2 man pages clean, bash completion"
+done_list="$done_list; unpacked: --version, 3 man pages clean, bash completion"
 
 # 3. installed (root only)
 if [ "$(id -u)" = 0 ]; then
