@@ -52,7 +52,7 @@ int cmd_load(int argc, char **argv)
 	bool foreground = false;
 	struct policy_obj po;
 	struct bpf_link *link;
-	char pin[256], cgbuf[256], why[256];
+	char pin[256], cgbuf[256];
 	struct knobs knobs = {};
 	uint64_t cgid;
 	int c;
@@ -63,10 +63,8 @@ int cmd_load(int argc, char **argv)
 		case 'n': name = optarg; break;
 		case 'f': foreground = true; break;
 		case 's':
-			if (knobs_add(&knobs, optarg, why, sizeof(why))) {
-				fail("--set: %s", why);
+			if (knobs_option(&knobs, optarg))
 				return 2;
-			}
 			break;
 		case 'h': fputs(load_usage, stdout); return 0;
 		default: fputs(load_usage, stderr); return 2;

@@ -22,16 +22,13 @@ int cmd_swap(int argc, char **argv)
 		{ }
 	};
 	struct knobs knobs = {};
-	char why[256];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			if (knobs_add(&knobs, optarg, why, sizeof(why))) {
-				fail("--set: %s", why);
+			if (knobs_option(&knobs, optarg))
 				return 2;
-			}
 			break;
 		case 'h': fputs(swap_usage, stdout); return 0;
 		default: fputs(swap_usage, stderr); return 2;

@@ -134,6 +134,8 @@ struct knobs {
 /* Add "VAR=VALUE" (syntax only: the object is read at load). 0, or -errno
  * with @why set. */
 int knobs_add(struct knobs *k, const char *arg, char *why, size_t wlen);
+/* --set VAR=VALUE of load and swap: 0, or 2 (usage) with the reason said */
+int knobs_option(struct knobs *k, const char *arg);
 /* Fold every VAR=VALUE into hash @h (FNV-1a) */
 uint64_t knobs_hash(const struct knobs *k, uint64_t h);
 /*

@@ -49,6 +49,16 @@ int knobs_add(struct knobs *k, const char *arg, char *why, size_t wlen)
 	return 0;
 }
 
+int knobs_option(struct knobs *k, const char *arg)
+{
+	char why[256];
+
+	if (!knobs_add(k, arg, why, sizeof(why)))
+		return 0;
+	fail("--set: %s", why);
+	return 2;
+}
+
 /* FNV-1a of every VAR=VALUE in order, folded into @h */
 uint64_t knobs_hash(const struct knobs *k, uint64_t h)
 {
