@@ -10,6 +10,21 @@
 # the first.
 
 ROOT      := $(abspath .)
+ifdef LINUX_TOOLS
+# Tools only, no kernel (what the Debian source package builds):
+#   make tools LINUX_TOOLS=DIR
+# collapsectl, the policies and the samples in build/tools/, against the
+# system's uapi headers (the policies need no vmlinux.h: see
+# bpf-progs/collapse_ext_types.h), with libbpf and bpftool's json_writer.c
+# from the Linux source tree DIR (only its tools/ is read); dynamic, with
+# the environment's CPPFLAGS/CFLAGS/LDFLAGS (dpkg-buildflags).
+KERNEL    := tools
+BUILD     := $(ROOT)/build/tools
+KSRC      := $(abspath $(LINUX_TOOLS))
+# what libbpf is built from stands for the prepared tree
+KSTAMP    := $(KSRC)/tools/lib/bpf/Makefile
+UAPI_STAMP :=
+else
 # The bases `make test` covers when no KERNEL is given.
 KERNELS   ?= 6.12 7.3
 ifeq ($(origin KERNEL),undefined)
@@ -22,9 +37,13 @@ $(error KERNEL=$(KERNEL): no kernel/$(KERNEL)/base; the bases are: $(patsubst ke
 endif
 include $(KDIR)/base
 BUILD     := $(ROOT)/build/$(KERNEL)
+KSRC      := $(BUILD)/linux
+KSTAMP    := $(KSRC)/.git/collapse_ext-applied
+# the patched uapi headers, installed from the tree
+UAPI_STAMP = $(HDRS)/.stamp
+endif
 # the scripts (selftests/vm/run, mutate.sh, ...) find this base's guest
 export BUILD KERNEL
-KSRC      := $(BUILD)/linux
 KOBJ      := $(BUILD)/kobj
 BZIMAGE   := $(KOBJ)/arch/x86/boot/bzImage
 VMLINUX   := $(KOBJ)/vmlinux
@@ -47,11 +66,26 @@ export CCACHE_MAXSIZE ?= 8G
 
 CC        := gcc
 CLANG     ?= clang
-CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter
+WARNINGS  := -Wall -Wextra -Wno-unused-parameter
+# collapsectl's version: the release of loader/collapsectl.h, or the
+# package's (loader/deb/debian/rules passes it)
+COLLAPSECTL_VERSION ?= $(shell sed -n 's/^\#define[[:space:]]*COLLAPSECTL_VERSION[[:space:]]*"\([^"]*\)".*/\1/p' loader/collapsectl.h)
+ifdef LINUX_TOOLS
+# The package's flags. The uapi: the system's, but BPF's from the tree
+# libbpf comes from (tools/include/uapi: a distribution's may be older).
+TOOLS_UAPI   = -isystem $(KSRC)/tools/include/uapi
+USER_CFLAGS  = $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -I$(LIBBPF)/include $(TOOLS_UAPI) \
+	       -DCOLLAPSECTL_VERSION='"$(COLLAPSECTL_VERSION)"'
+USER_LDFLAGS = $(LDFLAGS)
+BPF_UAPI     = $(TOOLS_UAPI) -idirafter /usr/include/$(shell $(CC) -print-multiarch)
+else
+CFLAGS    ?= -O2 -g
 # Userspace is static (the guest has no libc) and sees the patched uapi.
-USER_CFLAGS  = $(CFLAGS) -isystem $(HDRS)/include -I$(LIBBPF)/include \
+USER_CFLAGS  = $(CFLAGS) $(WARNINGS) -isystem $(HDRS)/include -I$(LIBBPF)/include \
 	       -I$(KSRC)/tools/testing/selftests -DKSFT_THP_H='"mm/$(KSFT_THP).h"'
 USER_LDFLAGS = -static
+BPF_UAPI     = -I$(HDRS)/include
+endif
 LIBBPF_LIBS  = $(LIBBPF)/libbpf.a -lelf -lz
 
 # $(KDIR)/configs/debug.config is for `make test-debug` only
@@ -82,6 +116,8 @@ help:
 	@echo "make ab-redis     A/B of two policies on Debian's redis-server under collapsectl ab --reps (~4 min)"
 	@echo "make clean        remove build/BASE/ except the kernel tree"
 
+FORCE:
+ifndef LINUX_TOOLS
 # --- host packages -----------------------------------------------------------
 $(BUILD)/.deps: kernel/scripts/ensure-deps.sh
 	@kernel/scripts/ensure-deps.sh
@@ -91,8 +127,6 @@ deps: $(BUILD)/.deps
 # --- kernel ------------------------------------------------------------------
 # Targets below depend on files that are only rewritten when their content
 # changes (GNU make re-stats them), so a no-change run rebuilds nothing.
-KSTAMP := $(KSRC)/.git/collapse_ext-applied
-FORCE:
 $(KSTAMP): FORCE $(BUILD)/.deps
 	@kernel/scripts/prepare-source.sh $(KSRC) $(ROOT)/$(KDIR)
 kernel-source: $(KSTAMP)
@@ -132,6 +166,7 @@ $(HDRS)/.stamp: $(KSTAMP)
 	$(MAKE) -s -C $(KSRC) O=$(KOBJ) headers_install INSTALL_HDR_PATH=$(HDRS)
 	@touch $@
 headers: $(HDRS)/.stamp
+endif # LINUX_TOOLS
 
 # --- libbpf, bpftool, vmlinux.h (from the same tree) -------------------------
 $(LIBBPF)/libbpf.a: $(KSTAMP)
@@ -161,8 +196,15 @@ $(VMLINUX_H): $(BPFTOOL) $(BZIMAGE)
 # --- policies, loader, tests, samples ----------------------------------------
 include bpf-progs/bpf-progs.mk
 include loader/loader.mk
-include selftests/selftests.mk
 include samples/samples.mk
+ifdef LINUX_TOOLS
+# What the Debian source package installs (loader/deb/debian/rules).
+.PHONY: tools
+tools: $(COLLAPSECTL) $(SAMPLE_BINS) $(BPF_OBJS) $(BPF_OUT)/policy_template.bpf.o
+.DEFAULT_GOAL := tools
+include loader/deb/install.mk
+else
+include selftests/selftests.mk
 include selftests/bench/bench.mk
 
 # --- guest -------------------------------------------------------------------
@@ -178,7 +220,8 @@ $(GUEST_LIST): FORCE
 	@printf '%s\n' $(sort $(GUEST_FILES)) > $@.tmp
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
 
-$(INITRAMFS): $(GUEST_FILES) $(GUEST_LIST) selftests/vm/init selftests/vm/mkinitramfs.sh $(BZIMAGE)
+$(INITRAMFS): $(GUEST_FILES) $(GUEST_LIST) selftests/vm/init selftests/vm/mkinitramfs.sh $(BZIMAGE) \
+		$(BPF_TYPES_OK)
 	@selftests/vm/mkinitramfs.sh $@ $(GUEST_FILES)
 
 # --- Debian packages (make deb, deb-kernel-distro, test-deb) -----------------
@@ -232,3 +275,4 @@ clean:
 
 distclean:
 	rm -rf $(ROOT)/build
+endif # LINUX_TOOLS

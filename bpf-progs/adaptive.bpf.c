@@ -85,7 +85,8 @@ void BPF_PROG(adaptive_collapsed, struct collapse_ext_ctx *cctx, s32 result)
 	struct range_state *st, init = { .fails = 1 };
 
 	key_of(cctx, &key);
-	if (result == SCAN_SUCCEED || result == SCAN_PMD_MAPPED) {
+	if (result == COLLAPSE_EXT_SCAN(SCAN_SUCCEED) ||
+	    result == COLLAPSE_EXT_SCAN(SCAN_PMD_MAPPED)) {
 		__sync_fetch_and_add(&streak, 1);
 		bpf_map_delete_elem(&ranges, &key);
 		return;

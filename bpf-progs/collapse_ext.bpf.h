@@ -25,7 +25,7 @@
 #ifndef __COLLAPSE_EXT_BPF_H
 #define __COLLAPSE_EXT_BPF_H
 
-#include "vmlinux.h"
+#include "collapse_ext_types.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
@@ -35,12 +35,11 @@
 #define COLLAPSE_EXT_NO_LIMIT	HPAGE_PMD_NR
 #define COLLAPSE_EXT_ANY_NODE	(-1)
 /*
- * collapse_ext_ops.flags: a MADV_COLLAPSE batch of this policy keeps the
- * mmap write lock for the whole batch, even while other tasks wait for it
- * (by default it lets them in between two PMDs):
+ * collapse_ext_ops.flags COLLAPSE_EXT_OPS_NO_YIELD: a MADV_COLLAPSE batch
+ * of this policy keeps the mmap write lock for the whole batch, even while
+ * other tasks wait for it (by default it lets them in between two PMDs):
  *	COLLAPSE_EXT_OPS(my_policy, .flags = COLLAPSE_EXT_OPS_NO_YIELD, ...);
  */
-#define COLLAPSE_EXT_OPS_NO_YIELD	(1ULL << 0)
 /* process_madvise() flags (uapi <asm-generic/mman-common.h>) */
 #define MADV_F_COLLAPSE_LIMITS	0x1
 #define MADV_F_COLLAPSE_DEFRAG	0x2
@@ -60,32 +59,12 @@ extern void collapse_ext_apply_khugepaged_limits(struct collapse_ext_limits *lim
 #define COLLAPSE_EXT_PMD_ORDER	9	/* x86-64: 2 MiB of 4 KiB pages */
 
 /*
- * struct collapse_ext_ops with the hooks of every kernel base, whatever
- * vmlinux.h the policy is built against. libbpf matches a struct_ops map's
- * members to the running kernel's by name (the ___ suffix is a CO-RE
- * flavor) and leaves out a hook the kernel lacks (orders: 7.3 only), which
- * collapsectl reports: one object loads on both bases.
+ * The running kernel's value of enum scan_result's NAME (SCAN_SUCCEED,
+ * SCAN_PMD_MAPPED, ...: collapse_ext_types.h lists them), for the
+ * collapsed hook's result: the values differ between kernels.
  */
-struct collapse_ext_ops___all_hooks {
-	int (*pte_limits)(struct collapse_ext_ctx *ctx,
-			  struct collapse_ext_limits *limits);
-	s32 (*target_node)(struct collapse_ext_ctx *ctx);
-	u32 (*batch_size)(struct collapse_ext_ctx *ctx, u32 dflt);
-	u32 (*scan_budget)(struct collapse_ext_ctx *ctx, u32 dflt);
-	u32 (*pass_size)(struct collapse_ext_ctx *ctx, u32 dflt);
-	u32 (*orders)(struct collapse_ext_ctx *ctx, u32 allowed);
-	void (*collapsed)(struct collapse_ext_ctx *ctx, s32 result);
-	s32 (*init)(void);
-	void (*exit)(struct collapse_ext_exit_info *info);
-	u64 cgroup_id;
-	u64 flags;
-	char name[32];
-};
-
-/* The ctx's order, where the kernel has one (7.3) */
-struct collapse_ext_ctx___order {
-	u32 order;
-} __attribute__((preserve_access_index));
+#define COLLAPSE_EXT_SCAN(name)	\
+	((s32)bpf_core_enum_value(enum scan_result___ce, name##___ce))
 
 /*
  * The folio order a hook's question is about: ctx.order on 7.3 (a smaller
@@ -94,10 +73,8 @@ struct collapse_ext_ctx___order {
  */
 static __always_inline u32 collapse_ext_order(const struct collapse_ext_ctx *cctx)
 {
-	const struct collapse_ext_ctx___order *c = (const void *)cctx;
-
-	if (bpf_core_field_exists(c->order))
-		return c->order;
+	if (bpf_core_field_exists(cctx->order))
+		return cctx->order;
 	return COLLAPSE_EXT_PMD_ORDER;
 }
 
@@ -109,7 +86,7 @@ static __always_inline u32 collapse_ext_order(const struct collapse_ext_ctx *cct
  */
 #define COLLAPSE_EXT_OPS(__name, ...)				\
 	SEC(".struct_ops.link")					\
-	struct collapse_ext_ops___all_hooks __name = {		\
+	struct collapse_ext_ops __name = {		\
 		.name = #__name,				\
 		__VA_ARGS__					\
 	}

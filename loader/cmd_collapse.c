@@ -10,6 +10,16 @@
 #include <unistd.h>
 #include <linux/mman.h>		/* MADV_COLLAPSE, MADV_F_COLLAPSE_* */
 
+/*
+ * The uapi of a kernel with collapse_ext has the flags; a distribution's
+ * (the Debian package's build) does not yet: the same values
+ * (include/uapi/asm-generic/mman-common.h of the series).
+ */
+#ifndef MADV_F_COLLAPSE_LIMITS
+#define MADV_F_COLLAPSE_LIMITS	0x1
+#define MADV_F_COLLAPSE_DEFRAG	0x2
+#endif
+
 #include "collapsectl.h"
 
 #define HPAGE_SIZE (2UL << 20)

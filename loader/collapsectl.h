@@ -11,7 +11,10 @@
 
 #include "json_writer.h"
 
-#define COLLAPSECTL_VERSION	"0.2"
+/* The release; a package build passes its own (make COLLAPSECTL_VERSION=). */
+#ifndef COLLAPSECTL_VERSION
+#define COLLAPSECTL_VERSION	"0.3"
+#endif
 #define CE_SYSFS		"/sys/kernel/mm/collapse_ext"
 #define PIN_DIR			"/sys/fs/bpf/collapse_ext"
 #define CGROUP_ROOT		"/sys/fs/cgroup"

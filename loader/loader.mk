@@ -8,7 +8,7 @@ LOADER_CFLAGS = -Iloader -I$(KSRC)/tools/bpf/bpftool -idirafter $(KSRC)/tools/in
 COLLAPSECTL := $(BUILD)/loader/collapsectl
 
 ifneq ($(wildcard loader/collapsectl.c),)
-$(COLLAPSECTL): $(LOADER_SRCS) $(wildcard loader/*.h) $(LIBBPF)/libbpf.a $(HDRS)/.stamp
+$(COLLAPSECTL): $(LOADER_SRCS) $(wildcard loader/*.h) $(LIBBPF)/libbpf.a $(UAPI_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(LOADER_CFLAGS) $(LOADER_SRCS) $(LOADER_EXTRA_SRCS) \
 		-o $@ $(USER_LDFLAGS) $(LIBBPF_LIBS)

@@ -26,6 +26,11 @@
 #include <unistd.h>
 #include <linux/mman.h>		/* the series' uapi: MADV_F_COLLAPSE_LIMITS */
 
+/* A distribution's uapi headers do not have it yet: the series' value. */
+#ifndef MADV_F_COLLAPSE_LIMITS
+#define MADV_F_COLLAPSE_LIMITS	0x1
+#endif
+
 #define HPAGE (2UL << 20)
 #define MAX_RANGES 4096
 

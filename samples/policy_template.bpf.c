@@ -4,10 +4,11 @@
  *
  * Copy this file, rename the policy in COLLAPSE_EXT_OPS() at the bottom,
  * keep the hooks you need (each is optional) and build it the way `make`
- * builds bpf-progs/ (CO-RE, against build/6.12/vmlinux.h):
+ * builds bpf-progs/ (CO-RE: collapse_ext_types.h, no vmlinux.h; the
+ * object loads on every kernel base):
  *
- *	clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ibuild/6.12 \
- *		-Ibuild/6.12/libbpf/include -Ibpf-progs -c my.bpf.c -o my.bpf.o
+ *	clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ibuild/6.12/libbpf/include \
+ *		-Ibuild/6.12/headers/include -Ibpf-progs -c my.bpf.c -o my.bpf.o
  *
  * then try it on the collapse_ext kernel:
  *

@@ -2,7 +2,7 @@
 SAMPLE_SRCS := $(filter-out %.bpf.c,$(wildcard samples/*.c))
 SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 
-$(BUILD)/samples/%: samples/%.c $(HDRS)/.stamp
+$(BUILD)/samples/%: samples/%.c $(UAPI_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LDFLAGS)
 
@@ -18,7 +18,7 @@ GUEST_FILES += $(GUEST)/usr/share/collapse_ext/demo.sh
 
 # The policy template is built like a policy, to prove it builds and loads.
 $(BPF_OUT)/policy_template.bpf.o: samples/policy_template.bpf.c $(wildcard bpf-progs/*.h) \
-		$(VMLINUX_H) $(LIBBPF)/libbpf.a
+		$(UAPI_STAMP) $(LIBBPF)/libbpf.a
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 GUEST_FILES += $(GUEST)/usr/share/collapse_ext/bpf/policy_template.bpf.o

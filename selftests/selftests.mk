@@ -49,7 +49,7 @@ KSFT_MM    := $(KSRC)/tools/testing/selftests/mm
 
 vpath %.c selftests/mm selftests/policy selftests/loader selftests/bench selftests/stress
 
-$(ST_OUT)/%.bpf.o: %.bpf.c $(wildcard bpf-progs/*.h) $(VMLINUX_H) $(LIBBPF)/libbpf.a
+$(ST_OUT)/%.bpf.o: %.bpf.c $(wildcard bpf-progs/*.h) $(UAPI_STAMP) $(LIBBPF)/libbpf.a
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -60,7 +60,7 @@ ST_SKELS   := $(patsubst %.bpf.c,$(ST_OUT)/%.skel.h,$(notdir $(ST_BPF)))
 # Intermediate files of pattern chains, kept: no rebuild on every run.
 .SECONDARY: $(ST_SKELS) $(ST_SKELS:.skel.h=.bpf.o)
 
-$(ST_OUT)/bin/%: %.c $(ST_LIB) $(wildcard selftests/lib/*.h selftests/*/*.h loader/*.h) $(HDRS)/.stamp \
+$(ST_OUT)/bin/%: %.c $(ST_LIB) $(wildcard selftests/lib/*.h selftests/*/*.h loader/*.h) $(UAPI_STAMP) \
 		$(LIBBPF)/libbpf.a $(ST_SKELS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ST_CFLAGS) $< $(ST_LIB) -o $@ $(USER_LDFLAGS) $(LIBBPF_LIBS)
@@ -71,7 +71,7 @@ KSFT_SRCS  := $(addprefix $(KSFT_MM)/,khugepaged.c vm_util.c $(KSFT_THP).c)
 
 # The tree's thp_settings.c, its read_num()/write_num()/read_file()/
 # write_file() renamed (they would clash with selftests/lib's).
-$(ST_OUT)/ksft/%.o: $(KSTAMP) $(HDRS)/.stamp selftests/lib/thp_settings_names.h
+$(ST_OUT)/ksft/%.o: $(KSTAMP) $(UAPI_STAMP) selftests/lib/thp_settings_names.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -w -include selftests/lib/thp_settings_names.h \
 		-c $(KSFT_MM)/$*.c -o $@
@@ -80,13 +80,13 @@ $(ST_OUT)/ksft/%.o: $(KSTAMP) $(HDRS)/.stamp selftests/lib/thp_settings_names.h
 # its bss, so now and then the heap sat at the hint and setup failed
 # ("Failed to allocate VMA at 0x40000000"). A static PIE's brk starts at
 # ELF_ET_DYN_BASE, far above.
-$(ST_OUT)/mm/khugepaged: $(KSTAMP) $(HDRS)/.stamp
+$(ST_OUT)/mm/khugepaged: $(KSTAMP) $(UAPI_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -w -I$(KSFT_MM) $(KSFT_SRCS) -o $@ -static-pie
 
 # The tree's own tests: its Makefile (and libbpf, in its output) decides
 # what to rebuild. Static, as everything in the guest.
-$(ST_OUT)/tree/%/runner: $(KSTAMP) $(HDRS)/.stamp $(BPFTOOL) $(BZIMAGE) FORCE
+$(ST_OUT)/tree/%/runner: $(KSTAMP) $(UAPI_STAMP) $(BPFTOOL) $(BZIMAGE) FORCE
 	@mkdir -p $(dir $@)
 	$(MAKE) -s -C $(KSRC)/tools/testing/selftests/$* OUTPUT=$(abspath $(dir $@)) \
 		VMLINUX_BTF=$(VMLINUX) BPFTOOL=$(BPFTOOL) CLANG=$(CLANG) \

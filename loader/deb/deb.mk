@@ -1,5 +1,6 @@
 # Debian packages (README "Packages"), included from the top Makefile.
-#   make deb                build/BASE/deb/collapse-ext-tools_VERSION_ARCH.deb and
+#   make deb                the collapse-ext source package and its binary,
+#                           build/deb/collapse-ext-tools_VERSION_ARCH.deb, and
 #                           the kernel of build/BASE/kobj's config as
 #                           build/BASE/deb/linux-image-KVER_*.deb (+ linux-libc-dev)
 #   make deb-kernel-distro  the kernel with Debian's config of its base + collapse_ext,
@@ -7,44 +8,23 @@
 #   make test-deb           lintian, install, man pages, unit, and boot the
 #                           packaged kernel under QEMU (loader/deb/test-deb.sh)
 DEB_OUT   := $(BUILD)/deb
-PKG_OUT   := $(BUILD)/pkg
-DEB_ARCH  := $(shell dpkg --print-architecture 2>/dev/null)
-DEB_TOOLS_VERSION := $(shell sed -n 's/^\#define[[:space:]]*COLLAPSECTL_VERSION[[:space:]]*"\([^"]*\)".*/\1/p' loader/collapsectl.h)-1
-DEB_TOOLS := $(DEB_OUT)/collapse-ext-tools_$(DEB_TOOLS_VERSION)_$(DEB_ARCH).deb
+# The tools are the same for every base: one source package, build/deb/.
+DEB_TOOLS_OUT := $(ROOT)/build/deb
 
 .PHONY: deb deb-tools deb-kernel deb-kernel-distro test-deb clean-deb
 
 deb: deb-tools deb-kernel
 
 # --- collapse-ext-tools ------------------------------------------------------
-# The package's programs are dynamic against libc (the guest's are static),
-# hardened as Debian builds packages (dpkg-buildflags, evaluated when a
-# recipe runs: dpkg-dev comes with the host packages); libbpf stays static
-# (Debian 12's libbpf 1.1 is too old). Same sources and flags as loader.mk.
-PKG_BUILDFLAGS = $(shell DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get $(1))
-PKG_CFLAGS     = $(call PKG_BUILDFLAGS,CPPFLAGS) $(call PKG_BUILDFLAGS,CFLAGS)
-PKG_LDFLAGS    = $(call PKG_BUILDFLAGS,LDFLAGS)
-
-PKG_COLLAPSECTL := $(PKG_OUT)/collapsectl
-$(PKG_COLLAPSECTL): $(LOADER_SRCS) $(wildcard loader/*.h) $(LIBBPF)/libbpf.a $(HDRS)/.stamp
-	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(PKG_CFLAGS) $(or $(LOADER_CFLAGS),-Iloader) \
-		$(LOADER_SRCS) $(LOADER_EXTRA_SRCS) -o $@ $(PKG_LDFLAGS) $(LIBBPF_LIBS)
-
-PKG_SAMPLES := $(patsubst samples/%.c,$(PKG_OUT)/samples/%,$(SAMPLE_SRCS))
-$(PKG_OUT)/samples/%: samples/%.c $(HDRS)/.stamp
-	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(PKG_CFLAGS) $< -o $@ $(PKG_LDFLAGS)
-
-# /usr/share/doc/collapse-ext-tools/examples/
-DEB_EXAMPLES := $(SAMPLE_SRCS) samples/policy_template.bpf.c $(BPF_SRCS) bpf-progs/collapse_ext.bpf.h
-DEB_INPUTS   := $(wildcard loader/deb/* loader/man/* loader/systemd/*) loader/collapsectl.h
-
-$(DEB_TOOLS): $(PKG_COLLAPSECTL) $(PKG_SAMPLES) $(BPF_OBJS) $(DEB_EXAMPLES) $(DEB_INPUTS)
-	@loader/deb/build-tools-deb.sh $(DEB_OUT) $(PKG_OUT)/root $(PKG_COLLAPSECTL) \
-		--samples $(PKG_SAMPLES) --policies $(BPF_OBJS) --examples $(DEB_EXAMPLES) >/dev/null
-	@echo "deb: $@"
-deb-tools: $(DEB_TOOLS)
+# The Debian source package (loader/deb/debian/, version from git) built
+# with dpkg-buildpackage: `make tools` in a copy of the tree, no kernel
+# (loader/deb/build-source.sh). Always run: dpkg-buildpackage builds from
+# a clean tree (about a minute).
+deb-tools:
+	@loader/deb/build-source.sh $(DEB_TOOLS_OUT) > $(DEB_TOOLS_OUT).path.tmp || \
+		{ rm -f $(DEB_TOOLS_OUT).path.tmp; exit 1; }
+	@mv $(DEB_TOOLS_OUT).path.tmp $(DEB_TOOLS_OUT).path
+	@echo "deb: $$(cat $(DEB_TOOLS_OUT).path)"
 
 # --- the kernel --------------------------------------------------------------
 # bindeb-pkg (scripts/package/: dpkg-buildpackage, debhelper) relinks
@@ -59,7 +39,7 @@ DEB_DISTRO   := $(BUILD)/deb-distro
 KOBJ_DISTRO  := $(DEB_DISTRO)/obj
 # no -dbg package (a copy of vmlinux with its DWARF); mkdebian's names
 BINDEB_ENV   = KDEB_CHANGELOG_DIST=$$(. /etc/os-release && echo $${VERSION_CODENAME:-unstable}) \
-	       DEBFULLNAME="collapse_ext developers" DEBEMAIL=collapse_ext@localhost
+	       DEBFULLNAME="collapse_ext developers" DEBEMAIL=collapse-ext@packages.invalid
 BINDEB_FLAGS = DPKG_FLAGS=-Ppkg.linux-upstream.nokerneldbg
 
 $(DEB_OUT)/.kernel: $(BZIMAGE) | $(BUILD)/.deps
@@ -89,8 +69,8 @@ deb-kernel-distro: $(KSTAMP)
 # --- the check ---------------------------------------------------------------
 test-deb: deb $(INITRAMFS)
 	@kernel/scripts/ensure-deps.sh test-deb
-	@loader/deb/test-deb.sh $(DEB_TOOLS) $(DEB_OUT)
+	@loader/deb/test-deb.sh $$(cat $(DEB_TOOLS_OUT).path) $(DEB_OUT)
 
 clean: clean-deb
 clean-deb:
-	rm -rf $(PKG_OUT) $(DEB_OUT)
+	rm -rf $(DEB_OUT) $(DEB_TOOLS_OUT) $(DEB_TOOLS_OUT).path

@@ -8,7 +8,7 @@ BASE_BZ     := $(BASE_OBJ)/arch/x86/boot/bzImage
 BENCH_BIN   := $(ST_OUT)/collapse_bench
 
 $(BENCH_BIN): selftests/bench/collapse_bench.c $(ST_LIB) $(wildcard selftests/lib/*.h) \
-		$(HDRS)/.stamp $(LIBBPF)/libbpf.a $(ST_OUT)/bench_batch.skel.h
+		$(UAPI_STAMP) $(LIBBPF)/libbpf.a $(ST_OUT)/bench_batch.skel.h
 	$(CC) $(ST_CFLAGS) $< $(ST_LIB) -o $@ $(USER_LDFLAGS) $(LIBBPF_LIBS)
 
 $(GUEST)/usr/bin/collapse_bench: $(BENCH_BIN)

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * collapse_ext_types.h: the kernel types a collapse_ext policy uses, as
+ * the kernels' BTF describes them, in place of a vmlinux.h. A policy
+ * builds without a kernel tree (the Debian source package builds every
+ * policy this way), and one object loads on every kernel base: each
+ * struct is preserve_access_index, so libbpf relocates every field access
+ * to the running kernel's layout (CO-RE).
+ *
+ * A member that only some bases have names them in its comment
+ * ("7.3"): test it with bpf_core_field_exists() before reading it.
+ * bpf-progs/check-types.sh compares this file with each base's BTF when
+ * the guest is built: a member, a type or an enum value that differs
+ * fails the build, so the file cannot silently fall behind the series.
+ */
+#ifndef __COLLAPSE_EXT_TYPES_H
+#define __COLLAPSE_EXT_TYPES_H
+
+#include <linux/types.h>
+#include <linux/bpf.h>	/* map types, BPF_ANY, ... (uapi) */
+
+typedef __u8  u8;
+typedef __s8  s8;
+typedef __u16 u16;
+typedef __s16 s16;
+typedef __u32 u32;
+typedef __s32 s32;
+typedef __u64 u64;
+typedef __s64 s64;
+typedef _Bool bool;
+enum { false = 0, true = 1 };
+
+struct mm_struct;
+
+#pragma clang attribute push (__attribute__((preserve_access_index)), apply_to = record)
+
+/* What a hook is asked about: one range of one mm, or one khugepaged pass. */
+struct collapse_ext_ctx {
+	struct mm_struct *mm;
+	u64 address;
+	u32 caller;
+	u32 flags;
+	u32 is_file;
+	u32 pmds_left;
+	u64 cgroup_id;
+	u64 anon_pages;
+	u64 scanned_pages;
+	u64 since_visit_ns;
+	u32 walk_pmds;
+	u32 walk_huge;
+	u32 visit_pmds;
+	u32 visit_huge;
+	u32 order;	/* 7.3 */
+};
+
+/* pte_limits' answer, filled with the kernel's limits before the call */
+struct collapse_ext_limits {
+	u32 max_ptes_none;
+	u32 max_ptes_swap;
+	u32 max_ptes_shared;
+};
+
+/* exit's argument: why the policy was detached */
+struct collapse_ext_exit_info {
+	s32 reason;
+	u64 cgroup_id;
+	char msg[64];
+};
+
+#pragma clang attribute pop
+
+/*
+ * The policy: a struct_ops map of this type, with the hooks of every base.
+ * libbpf matches its members to the running kernel's by name and leaves
+ * out a hook the kernel lacks (orders: 7.3 only), which collapsectl
+ * reports: one object loads on both bases.
+ */
+struct collapse_ext_ops {
+	int (*pte_limits)(struct collapse_ext_ctx *ctx,
+			  struct collapse_ext_limits *limits);
+	s32 (*target_node)(struct collapse_ext_ctx *ctx);
+	u32 (*batch_size)(struct collapse_ext_ctx *ctx, u32 dflt);
+	u32 (*scan_budget)(struct collapse_ext_ctx *ctx, u32 dflt);
+	u32 (*pass_size)(struct collapse_ext_ctx *ctx, u32 dflt);
+	u32 (*orders)(struct collapse_ext_ctx *ctx, u32 allowed);	/* 7.3 */
+	void (*collapsed)(struct collapse_ext_ctx *ctx, s32 result);
+	s32 (*init)(void);
+	void (*exit)(struct collapse_ext_exit_info *info);
+	u64 cgroup_id;
+	u64 flags;
+	char name[32];
+};
+
+/* collapse_ext_ctx.caller: who asks */
+enum collapse_caller {
+	COLLAPSE_KHUGEPAGED = 0,
+	COLLAPSE_MADVISE = 1,
+	COLLAPSE_PROCESS_MADVISE = 2,
+};
+
+/*
+ * collapsed's result: the kernel's enum scan_result, whose values differ
+ * between bases (7.3 dropped some results and added others). Only names
+ * are declared here, those every base has, with a flavor suffix so that
+ * they cannot be used as constants: compare with
+ * COLLAPSE_EXT_SCAN(SCAN_SUCCEED), the running kernel's value, which
+ * libbpf writes at load (CO-RE, bpf_core_enum_value()).
+ */
+enum scan_result___ce {
+	SCAN_FAIL___ce,
+	SCAN_SUCCEED___ce,
+	SCAN_PMD_MAPPED___ce,
+	SCAN_EXCEED_NONE_PTE___ce,
+	SCAN_EXCEED_SWAP_PTE___ce,
+	SCAN_EXCEED_SHARED_PTE___ce,
+	SCAN_PTE_NON_PRESENT___ce,
+	SCAN_PTE_MAPPED_HUGEPAGE___ce,
+	SCAN_LACK_REFERENCED_PAGE___ce,
+	SCAN_PAGE_NULL___ce,
+	SCAN_SCAN_ABORT___ce,
+	SCAN_PAGE_COUNT___ce,
+	SCAN_PAGE_LRU___ce,
+	SCAN_PAGE_LOCK___ce,
+	SCAN_PAGE_ANON___ce,
+	SCAN_PAGE_COMPOUND___ce,
+	SCAN_ANY_PROCESS___ce,
+	SCAN_VMA_NULL___ce,
+	SCAN_VMA_CHECK___ce,
+	SCAN_ADDRESS_RANGE___ce,
+	SCAN_DEL_PAGE_LRU___ce,
+	SCAN_ALLOC_HUGE_PAGE_FAIL___ce,
+	SCAN_CGROUP_CHARGE_FAIL___ce,
+	SCAN_TRUNCATED___ce,
+	SCAN_PAGE_HAS_PRIVATE___ce,
+	SCAN_STORE_FAILED___ce,
+	SCAN_COPY_MC___ce,
+	SCAN_PAGE_FILLED___ce,
+	SCAN_POLICY_VETO___ce,
+};
+
+/* collapse_ext_exit_info.reason */
+enum collapse_ext_exit_reason {
+	COLLAPSE_EXT_EXIT_NONE = 0,
+	COLLAPSE_EXT_EXIT_UNREG = 1,
+	COLLAPSE_EXT_EXIT_CGROUP_REMOVED = 2,
+	COLLAPSE_EXT_EXIT_SWAPPED = 3,
+};
+
+/* collapse_ext_ops.flags */
+enum collapse_ext_ops_flags {
+	COLLAPSE_EXT_OPS_NO_YIELD = 1,
+	COLLAPSE_EXT_OPS_ALL_FLAGS = 1,
+};
+
+#endif /* __COLLAPSE_EXT_TYPES_H */
