@@ -38,10 +38,10 @@ static const char * const policy_dirs[] = {
 };
 
 static const char apply_usage[] =
-"Usage: collapsectl apply [--detailed-exitcode] FILE\n"
+"Usage: collapsectl apply [--json] [--detailed-exitcode] FILE\n"
 "       collapsectl apply --follow [--interval TIME] FILE\n"
-"       collapsectl apply --check FILE\n"
-"       collapsectl apply --unload\n"
+"       collapsectl apply [--json] --check FILE\n"
+"       collapsectl apply [--json] --unload\n"
 "\n"
 "Load the policies FILE lists, one per line:\n"
 "\n"
@@ -90,6 +90,12 @@ static const char apply_usage[] =
 "  --detailed-exitcode\n"
 "             exit 4, not 0, when every line applied and something changed\n"
 "             (a policy loaded, swapped, moved or detached)\n"
+"\n"
+"  --json     print one JSON object: the file, the mode, the events in\n"
+"             order ({policy, action: loaded, swapped, moved, unchanged,\n"
+"             detached, ok, pending; message}, or {line, level: error or\n"
+"             warning, message}), the counts applied, changed, pending,\n"
+"             errors, and the exit status; errors still go to stderr too\n"
 "\n"
 "One apply (or --unload, or a --follow pass) runs at a time: another waits\n"
 "for it (" LOCK_FILE ").\n"
@@ -141,18 +147,61 @@ static int errors, nr_applied, nr_changed, nr_pending;
 static bool follow;		/* --follow */
 static bool quiet;		/* --follow after its first pass: changes only */
 
+/*
+ * --json: what a pass did, as events in order ({"policy", "action",
+ * "message"}, or {"line", "level", "message"} for a bad or pending line),
+ * then the counts and the exit status; stdout holds nothing else.
+ */
+static json_writer_t *jw;
+
+static void event(const char *name, int line, const char *action,
+		  const char *level, const char *msg)
+{
+	jsonw_start_object(jw);
+	if (name)
+		json_string_field(jw, "policy", name);
+	if (line)
+		jsonw_int_field(jw, "line", line);
+	if (action)
+		jsonw_string_field(jw, "action", action);
+	if (level)
+		jsonw_string_field(jw, "level", level);
+	json_string_field(jw, "message", msg);
+	jsonw_end_object(jw);
+}
+
+/* "NAME: message" on stdout, or an event with its ACTION under --json. */
+static void report(const char *name, const char *action, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void report(const char *name, const char *action, const char *fmt, ...)
+{
+	char msg[PATH_MAX * 2 + 256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (jw)
+		event(name, 0, action, NULL, msg);
+	else
+		printf("%s: %s\n", name, msg);
+}
+
 static void line_error(int line, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 static void line_error(int line, const char *fmt, ...)
 {
+	char msg[PATH_MAX * 2 + 256];
 	va_list ap;
 
-	fprintf(stderr, "%s%s:%d: ", journal_prio(LOG_ERR), conf, line);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "%s%s:%d: %s\n", journal_prio(LOG_ERR), conf, line, msg);
+	if (jw)
+		event(NULL, line, NULL, "error", msg);
 	errors++;
 }
 
@@ -338,7 +387,7 @@ static int unload_applied(const char *name, const char *why)
 		return 1;
 	drop_state(name);
 	if (was) {
-		printf("%s: detached (%s)\n", name, why);
+		report(name, "detached", "detached (%s)", why);
 		nr_changed++;
 	}
 	return 0;
@@ -533,9 +582,9 @@ static void check_entry(const struct entry *e)
 	}
 	policy_close(&po);
 	if (e->pending)
-		printf("%s: ok, %s; pending: %s\n", e->name, e->object, e->note);
+		report(e->name, "ok", "ok, %s; pending: %s", e->object, e->note);
 	else
-		printf("%s: ok, %s on %s\n", e->name, e->object, e->cgroup);
+		report(e->name, "ok", "ok, %s on %s", e->object, e->cgroup);
 }
 
 /*
@@ -563,7 +612,7 @@ static void pending_entry(const struct entry *e)
 			return;
 		}
 		drop_state(e->name);
-		printf("%s: %s\n", e->name, attached ?
+		report(e->name, "detached", "%s", attached ?
 		       "detached: its line names a cgroup that does not exist yet" :
 		       "its cgroup is gone: detached by the kernel");
 		nr_changed++;
@@ -574,6 +623,15 @@ static void pending_entry(const struct entry *e)
 		journal_prio(LOG_WARNING), conf, e->line, e->name, e->note,
 		follow ? "" : " and apply runs again (collapsectl apply --follow "
 		"does that)");
+	if (jw) {
+		jsonw_start_object(jw);
+		json_string_field(jw, "policy", e->name);
+		jsonw_int_field(jw, "line", e->line);
+		jsonw_string_field(jw, "action", "pending");
+		jsonw_string_field(jw, "level", "warning");
+		json_string_field(jw, "message", e->note);
+		jsonw_end_object(jw);
+	}
 }
 
 /* Bring one valid entry to its wanted state. */
@@ -595,7 +653,7 @@ static void apply_entry(const struct entry *e)
 		drifted = st.map_id && map_id != st.map_id;
 		if (st.hash == e->hash && !strcmp(st.object, e->object) && !drifted) {
 			if (!quiet)
-				printf("%s: unchanged\n", e->name);
+				report(e->name, "unchanged", "unchanged");
 			nr_applied++;
 			return;
 		}
@@ -603,16 +661,23 @@ static void apply_entry(const struct entry *e)
 			line_error(e->line, "%s: not swapped (above)", e->name);
 			return;
 		}
-		printf("%s: swapped to %s", e->name, e->object);
-		knobs_print(stdout, &e->knobs);
-		printf("%s\n", drifted ? " (the policy running was swapped since "
-		       "apply loaded it)" : "");
+		{
+			char knobs[1024] = "";
+			FILE *kf = fmemopen(knobs, sizeof(knobs) - 1, "w");
+
+			if (kf) {
+				knobs_print(kf, &e->knobs);
+				fclose(kf);
+			}
+			report(e->name, "swapped", "swapped to %s%s%s", e->object, knobs,
+			       drifted ? " (the policy running was swapped since "
+			       "apply loaded it)" : "");
+		}
 	} else {
 		if (pinned(e->name) && ours(e->name, &st)) {
 			/* the kernel detached it when its cgroup was removed */
 			policy_unpin(e->name);
-			printf("%s: its cgroup is gone: detached by the kernel\n",
-			       e->name);
+			report(e->name, "detached", "its cgroup is gone: detached by the kernel");
 		}
 		if (policy_load_pinned(e->object, e->cgid, e->name, &e->knobs, NULL)) {
 			if (e->moving)
@@ -624,10 +689,10 @@ static void apply_entry(const struct entry *e)
 			return;
 		}
 		if (e->moving)
-			printf("%s: moved from %s to %s\n", e->name, e->from,
+			report(e->name, "moved", "moved from %s to %s", e->from,
 			       e->cgroup);
 		else
-			printf("%s: loaded %s on %s\n", e->name, e->object,
+			report(e->name, "loaded", "loaded %s on %s", e->object,
 			       e->cgroup);
 	}
 	nr_applied++;
@@ -761,7 +826,8 @@ static int apply_pass(bool check, bool detailed)
 		if (errors)
 			return fail("%s: %d line%s would not apply", conf, errors,
 				    errors == 1 ? "" : "s");
-		printf("%s: every line would apply\n", conf);
+		if (!jw)
+			printf("%s: every line would apply\n", conf);
 		return 0;
 	}
 	/* First what is no longer listed: it may hold a cgroup wanted below. */
@@ -827,17 +893,20 @@ int cmd_apply(int argc, char **argv)
 		{ "detailed-exitcode", no_argument, NULL, 'x' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
 	char applied[MAX_LINES][32];
-	int c, i, napplied, fd;
+	int c, i, napplied, fd, rc;
 	bool unload = false, check = false, detailed = false, has_interval = false;
+	bool json = false;
 	double interval = FOLLOW_INTERVAL_S;
 	FILE *f;
 
-	while ((c = getopt_long(argc, argv, "uch", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ucjh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'j': json = true; break;
 		case 'u': unload = true; break;
 		case 'c': check = true; break;
 		case 'x': detailed = true; break;
@@ -857,7 +926,7 @@ int cmd_apply(int argc, char **argv)
 	}
 	if (argc - optind != (unload ? 0 : 1) ||
 	    unload + check + detailed + follow > 1 ||
-	    (has_interval && !follow)) {
+	    (has_interval && !follow) || (json && follow)) {
 		fputs(apply_usage, stderr);
 		return 2;
 	}
@@ -884,11 +953,35 @@ int cmd_apply(int argc, char **argv)
 	fd = check ? 0 : apply_lock();
 	if (fd < 0)
 		return 1;
-	if (!unload)
-		return apply_pass(check, detailed);
-	napplied = applied_names(applied, MAX_LINES);
-	for (i = 0; i < napplied; i++)
-		errors += unload_applied(applied[i], "apply --unload");
-	unlink(EXPECTED_FILE);
-	return errors ? 3 : 0;
+	if (json) {
+		jw = json_out_new();
+		if (!jw)
+			return fail("out of memory");
+		jsonw_start_object(jw);
+		if (conf)
+			json_string_field(jw, "file", conf);
+		jsonw_string_field(jw, "mode", unload ? "unload" : check ? "check" : "apply");
+		jsonw_name(jw, "events");
+		jsonw_start_array(jw);
+	}
+	if (!unload) {
+		rc = apply_pass(check, detailed);
+	} else {
+		napplied = applied_names(applied, MAX_LINES);
+		for (i = 0; i < napplied; i++)
+			errors += unload_applied(applied[i], "apply --unload");
+		unlink(EXPECTED_FILE);
+		rc = errors ? 3 : 0;
+	}
+	if (json) {
+		jsonw_end_array(jw);
+		jsonw_int_field(jw, "applied", nr_applied);
+		jsonw_int_field(jw, "changed", nr_changed);
+		jsonw_int_field(jw, "pending", nr_pending);
+		jsonw_int_field(jw, "errors", errors);
+		jsonw_int_field(jw, "exit_status", rc);
+		jsonw_end_object(jw);
+		jsonw_destroy(&jw);
+	}
+	return rc;
 }

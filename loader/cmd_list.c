@@ -104,7 +104,7 @@ static int find_ids(const char *name, struct ids *out, int max)
 
 static void list_json(const struct policy_snap *s, int n)
 {
-	json_writer_t *jw = jsonw_new(stdout);
+	json_writer_t *jw = json_out_new();
 	struct ids ids[8];
 	int i, j, k;
 

@@ -142,7 +142,7 @@ static void print_table(const struct policy_snap *s, int n,
 static void print_json(const struct policy_snap *s, int n,
 		       const struct policy_snap *prev, int nprev, double dt)
 {
-	json_writer_t *jw = jsonw_new(stdout);
+	json_writer_t *jw = json_out_new();
 	int i, j;
 
 	jsonw_start_array(jw);

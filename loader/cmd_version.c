@@ -48,7 +48,7 @@ int cmd_version(int argc, char **argv)
 		snprintf(uts.release, sizeof(uts.release), "unknown");
 	n = ops_data_kernel_hooks(hooks, MAX_HOOKS);
 	if (json) {
-		json_writer_t *jw = jsonw_new(stdout);
+		json_writer_t *jw = json_out_new();
 
 		jsonw_start_object(jw);
 		jsonw_string_field(jw, "version", COLLAPSECTL_VERSION);

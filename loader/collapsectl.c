@@ -15,16 +15,23 @@
 #include "collapsectl.h"
 
 static const char usage[] =
-"Usage: collapsectl COMMAND [ARGS]\n"
+"Usage: collapsectl [OPTIONS] COMMAND [ARGS]\n"
+"\n"
+"Options (before the command, as bpftool's):\n"
+"  -j, --json     JSON output (apply, list, stats, version)\n"
+"  -p, --pretty   indented JSON (implies --json)\n"
+"  -d, --debug    libbpf's and the verifier's messages on stderr\n"
+"  -V, --version  the version command\n"
 "\n"
 "Commands:\n"
 "  load FILE.bpf.o [--cgroup PATH] [--name NAME] [--foreground]\n"
 "                          attach a policy (pinned under " PIN_DIR ")\n"
-"  unload NAME             detach a policy loaded by collapsectl\n"
+"  unload NAME | --all     detach a policy loaded by collapsectl, or all\n"
 "  swap NAME FILE.bpf.o    replace a running policy atomically\n"
-"  apply [--check | --detailed-exitcode] FILE | apply --unload\n"
-"                          make the loaded policies those FILE lists\n"
-"                          (/etc/collapse_ext/policies.conf at boot)\n"
+"  apply [--json] [--check | --detailed-exitcode | --follow] FILE\n"
+"  apply [--json] --unload make the loaded policies those FILE lists\n"
+"                          (/etc/collapse_ext/policies.conf; --follow keeps\n"
+"                          it so as cgroups come and go: the service)\n"
 "  list [--json | -j]      attached policies, their cgroups and ids\n"
 "  stats [NAME] [--json | --openmetrics] [--textfile DIR] [--watch S]\n"
 "                          the kernel's counters of each policy\n"
@@ -39,17 +46,20 @@ static const char usage[] =
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
+	bool json;	/* takes --json */
 } commands[] = {
-	{ "load", cmd_load },
-	{ "unload", cmd_unload },
-	{ "swap", cmd_swap },
-	{ "apply", cmd_apply },
-	{ "list", cmd_list },
-	{ "stats", cmd_stats },
-	{ "collapse", cmd_collapse },
-	{ "ab", cmd_ab },
-	{ "version", cmd_version },
+	{ "load", cmd_load, false },
+	{ "unload", cmd_unload, false },
+	{ "swap", cmd_swap, false },
+	{ "apply", cmd_apply, true },
+	{ "list", cmd_list, true },
+	{ "stats", cmd_stats, true },
+	{ "collapse", cmd_collapse, false },
+	{ "ab", cmd_ab, false },
+	{ "version", cmd_version, true },
 };
+
+bool verbose;
 
 const char *journal_prio(int prio)
 {
@@ -135,23 +145,65 @@ char **collapsectl_argv;
 
 int main(int argc, char **argv)
 {
+	bool json = false;
+	int arg = 1;	/* the command's index, after the global options */
 	size_t i;
 
+	/* kept whole: apply --follow re-executes it on SIGHUP */
 	collapsectl_argv = argv;
-	if (argc < 2) {
+	for (; arg < argc && argv[arg][0] == '-'; arg++) {
+		const char *o = argv[arg];
+
+		if (!strcmp(o, "-j") || !strcmp(o, "--json")) {
+			json = true;
+		} else if (!strcmp(o, "-p") || !strcmp(o, "--pretty")) {
+			json = json_pretty = true;
+		} else if (!strcmp(o, "-d") || !strcmp(o, "--debug")) {
+			verbose = true;
+		} else if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(o, "--version") || !strcmp(o, "-V")) {
+			static char *version_json[] = { "version", "--json", NULL };
+
+			if (json)
+				return cmd_version(2, version_json);
+			return cmd_version(argc - arg, argv + arg);
+		} else {
+			fail("unknown option '%s' (see collapsectl --help)", o);
+			return 2;
+		}
+	}
+	if (arg >= argc) {
 		fputs(usage, stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-	    !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[arg], "help")) {
 		fputs(usage, stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
-		return cmd_version(argc - 1, argv + 1);
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
-	fail("unknown command '%s' (see collapsectl --help)", argv[1]);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		int n = argc - arg;
+		char **args;
+
+		if (strcmp(argv[arg], commands[i].name))
+			continue;
+		if (!json)
+			return commands[i].fn(n, argv + arg);
+		if (!commands[i].json) {
+			fail("'%s' has no JSON output (-j is for apply, list, stats "
+			     "and version)", commands[i].name);
+			return 2;
+		}
+		/* the command's own --json, after its name */
+		args = calloc(n + 2, sizeof(*args));
+		if (!args)
+			return fail("out of memory");
+		args[0] = argv[arg];
+		args[1] = (char *)"--json";
+		memcpy(args + 2, argv + arg + 1, (n - 1) * sizeof(*args));
+		return commands[i].fn(n + 1, args);
+	}
+	fail("unknown command '%s' (see collapsectl --help)", argv[arg]);
 	return 2;
 }

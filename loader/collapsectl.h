@@ -199,6 +199,12 @@ void print_stats_table(FILE *f, const char *name, const char *name2);
 
 /* json.c: a string field escaped for any byte (json_writer's is not). */
 void json_string_field(json_writer_t *jw, const char *prop, const char *s);
+/* json.c: a JSON writer on stdout, pretty-printed under the global -p. */
+json_writer_t *json_out_new(void);
+
+/* The global options (collapsectl -j/-p/-d COMMAND ...), as bpftool's. */
+extern bool json_pretty;	/* -p: indented JSON (implies -j) */
+extern bool verbose;		/* -d: libbpf's debug messages on stderr */
 
 /*
  * openmetrics.c: @n snapshots as OpenMetrics 1.0 text (ending "# EOF"), or

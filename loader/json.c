@@ -6,6 +6,17 @@
 
 #include "collapsectl.h"
 
+bool json_pretty;
+
+json_writer_t *json_out_new(void)
+{
+	json_writer_t *jw = jsonw_new(stdout);
+
+	if (jw)
+		jsonw_pretty(jw, json_pretty);
+	return jw;
+}
+
 /*
  * json_writer escapes quotes, backslashes and \t\n\r\f\b only; a cgroup
  * name may hold any other control character, which JSON forbids raw.

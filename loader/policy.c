@@ -61,6 +61,13 @@ static size_t bpf_log_len;
 static int log_print(enum libbpf_print_level level, const char *fmt,
 		     va_list ap)
 {
+	if (verbose) {
+		va_list copy;
+
+		va_copy(copy, ap);
+		vfprintf(stderr, fmt, copy);
+		va_end(copy);
+	}
 	if (level == LIBBPF_DEBUG)
 		return 0;
 	if (bpf_log_len < sizeof(bpf_log) - 1) {
@@ -81,6 +88,8 @@ static void print_log_tail(int lines)
 	char *p = bpf_log + bpf_log_len;
 	int seen = 0;
 
+	if (verbose)	/* -d printed all of it as it came */
+		return;
 	while (p > bpf_log && seen <= lines)
 		if (*--p == '\n')
 			seen++;

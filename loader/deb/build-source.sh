@@ -4,11 +4,14 @@
 #
 # Usage: loader/deb/build-source.sh OUT_DIR        (from the source tree)
 #
-# The version comes from git: RELEASE+gitDATE.COUNT.HASH, RELEASE being
+# The version comes from git: RELEASE+gitCOUNT.HASH, RELEASE being
 # COLLAPSECTL_VERSION (loader/collapsectl.h, which must be the newest entry
-# of loader/deb/debian/changelog), DATE the commit's date, COUNT the
-# number of commits (so that every later commit of main sorts higher) and
-# HASH the commit; ".dirty" is appended when tracked files differ from it.
+# of loader/deb/debian/changelog), COUNT the number of commits (so that
+# every later commit of main sorts higher: a shallow clone is refused) and
+# HASH the commit (its date is the changelog entry's); ".dirtyTIME" (the
+# build's time, seconds since the epoch) is appended when files differ
+# from the commit (tracked ones changed, or untracked ones not ignored,
+# which are staged too).
 # The staged source tree (OUT_DIR/src/collapse-ext-VERSION/) is what git
 # tracks plus untracked files it does not ignore, with loader/deb/debian as
 # debian/ and a changelog entry for VERSION on top. The build dependencies
@@ -31,8 +34,14 @@ if [ "$top" != "$release" ]; then
 	     "add an entry for $release (dch -c loader/deb/debian/changelog -v $release)" >&2
 	exit 1
 fi
-version=$release+git$(git log -1 --format=%cd --date=format:%Y%m%d).$(git rev-list --count HEAD).$(git rev-parse --short=7 HEAD)
-git diff --quiet HEAD -- 2>/dev/null || version=$version.dirty
+if [ "$(git rev-parse --is-shallow-repository)" = true ]; then
+	echo "build-source: a shallow clone: the version counts commits (git fetch --unshallow)" >&2
+	exit 1
+fi
+version=$release+git$(git rev-list --count HEAD).$(git rev-parse --short=7 HEAD)
+if ! git diff --quiet HEAD -- 2>/dev/null || [ -n "$(git ls-files --others --exclude-standard | head -n 1)" ]; then
+	version=$version.dirty$(date +%s)
+fi
 
 stage=$OUT/src/$PKG_SRC-$version
 rm -rf "$OUT/src"
@@ -46,11 +55,11 @@ cp -r loader/deb/debian "$stage/debian"
 	printf '%s (%s) %s; urgency=medium\n\n' "$PKG_SRC" "$version" \
 		"$(. /etc/os-release && echo "${VERSION_CODENAME:-unstable}")"
 	printf '  * Snapshot of git commit %s%s.\n\n' "$(git rev-parse --short=12 HEAD)" \
-		"$(case $version in *.dirty) echo ' with uncommitted changes' ;; esac)"
+		"$(case $version in *.dirty*) echo ' with uncommitted changes' ;; esac)"
 	# the commit's time; now for uncommitted changes (the entry below
 	# may be newer than the commit)
 	case $version in
-	*.dirty) when=$(date -R) ;;
+	*.dirty*) when=$(date -R) ;;
 	*) when=$(date -R -d "@$(git log -1 --format=%ct)") ;;
 	esac
 	printf ' -- %s  %s\n\n' "collapse_ext developers <collapse-ext@packages.invalid>" "$when"

@@ -21,8 +21,9 @@ install-tools: tools
 		sed '/^\.TH /s/"collapse_ext [^"]*"/"collapse_ext $(COLLAPSECTL_VERSION)"/' $$m \
 			> $(DESTDIR)/usr/share/man/man$$sec/$$(basename $$m); \
 	done
-	install -D -m 644 loader/systemd/collapse-ext.service \
-		$(DESTDIR)/lib/systemd/system/collapse-ext.service
+	install -d $(DESTDIR)/lib/systemd/system
+	install -m 644 loader/systemd/collapse-ext.service loader/systemd/collapse-ext-metrics.service \
+		loader/systemd/collapse-ext-metrics.timer $(DESTDIR)/lib/systemd/system/
 	install -D -m 644 loader/bash-completion/collapsectl \
 		$(DESTDIR)/usr/share/bash-completion/completions/collapsectl
 	install -D -m 644 loader/deb/policies.conf $(DESTDIR)/etc/collapse_ext/policies.conf

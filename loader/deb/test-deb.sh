@@ -1,7 +1,8 @@
 #!/bin/sh
 # make test-deb: check the packages `make deb` built.
-#  1. lintian on collapse-ext-tools: any error fails (overrides: see
-#     loader/deb/lintian-overrides);
+#  1. lintian on the source package and collapse-ext-tools (their
+#     .changes): any error fails (overrides: see
+#     loader/deb/debian/collapse-ext-tools.lintian-overrides);
 #  2. its files, unpacked: collapsectl --version, both manual pages read
 #     back with man --warnings (no warning allowed), the bash completion
 #     completing a command and an option;
@@ -13,7 +14,14 @@
 #  4. the linux-image package's kernel (boot/vmlinuz-*) booted under QEMU
 #     with the guest initramfs: collapsectl loads, lists and unloads a
 #     policy, and the guest's `uname -v` must carry the package's build
-#     number (so the packaged kernel, not build/BASE/kobj's, ran).
+#     number (so the packaged kernel, not build/BASE/kobj's, ran);
+#  5. as root: the same kernel booted with a systemd guest
+#     (loader/deb/guest-root.sh: Debian's systemd, dpkg and apt), in which
+#     loader/deb/test-deb-guest.sh installs the package, runs
+#     collapse-ext.service with a policy on a service that starts and
+#     restarts, reloads a bad file, upgrades (to the package repacked with
+#     a higher version), removes and purges it: every step checked, nothing
+#     left attached or pinned.
 # Ends with one line: "test-deb: PASS ..." or "test-deb: FAIL: why".
 #
 # Usage: loader/deb/test-deb.sh TOOLS.deb DEB_DIR   (from the source tree)
@@ -45,10 +53,14 @@ step() { echo "test-deb: $*"; }
 upstream=$(dpkg-deb -f "$TOOLS" Version | sed 's/-[^-]*$//')
 done_list=""
 
-# 1. lintian
-step "lintian $(basename "$TOOLS")"
+# 1. lintian, on the .changes (the source package and its binaries) when
+# it is beside the .deb
+v=$(dpkg-deb -f "$TOOLS" Version)
+changes=$(dirname "$TOOLS")/collapse-ext_${v}_$(dpkg-deb -f "$TOOLS" Architecture).changes
+[ -f "$changes" ] || changes=$TOOLS
+step "lintian $(basename "$changes")"
 set +e
-lintian --fail-on error -I "$TOOLS" > "$tmp/lintian" 2>"$tmp/lintian.err"
+lintian --fail-on error -I "$changes" > "$tmp/lintian" 2>"$tmp/lintian.err"
 lrc=$?
 set -e
 sed 's/^/    /' "$tmp/lintian"
@@ -115,25 +127,31 @@ if [ "$(id -u)" = 0 ]; then
 		fail "/etc/collapse_ext/policies.conf has an active line"
 	fi
 	done_list="$done_list; installed: --version, man -w, dpkg --verify"
-	unit=/lib/systemd/system/collapse-ext.service
+	units="/lib/systemd/system/collapse-ext.service /lib/systemd/system/collapse-ext-metrics.service
+	       /lib/systemd/system/collapse-ext-metrics.timer"
 	if command -v systemd-analyze >/dev/null 2>&1; then
 		set +e
-		out=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify "$unit" 2>&1)
+		out=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify $units 2>&1)
 		src=$?
 		set -e
 		mine=$(printf '%s\n' "$out" | grep -F 'collapse-ext' || true)
 		if [ "$src" != 0 ] || [ -n "$mine" ]; then
 			printf '%s\n' "$out" | sed 's/^/    /'
-			fail "systemd-analyze verify $unit"
+			fail "systemd-analyze verify $units"
 		fi
-		done_list="$done_list, unit verified"
-		# the sandbox: systemd's exposure score, at most 2.0 (0 best, 10 worst)
-		score=$(systemd-analyze security --offline=true --no-pager "$unit" 2>&1 |
-			sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
-		[ -n "$score" ] || fail "systemd-analyze security $unit printed no exposure level"
-		awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }' ||
-			fail "systemd-analyze security $unit: exposure $score, above 2.0"
-		done_list="$done_list, security exposure $score"
+		done_list="$done_list, units verified"
+		# the sandboxes: systemd's exposure score, at most 2.0 (0 best, 10 worst)
+		scores=""
+		for unit in $units; do
+			case $unit in *.service) ;; *) continue ;; esac
+			score=$(systemd-analyze security --offline=true --no-pager "$unit" 2>&1 |
+				sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+			[ -n "$score" ] || fail "systemd-analyze security $unit printed no exposure level"
+			awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }' ||
+				fail "systemd-analyze security $unit: exposure $score, above 2.0"
+			scores="$scores $(basename "$unit") $score"
+		done
+		done_list="$done_list, security exposure:$scores"
 	else
 		step "no systemd-analyze: the unit is not verified (ensure-deps.sh test-deb installs systemd)"
 		done_list="$done_list, unit NOT verified (no systemd-analyze)"
@@ -178,5 +196,37 @@ uname_v=$(sed -n 's/^uname: [^ ]* \(#[0-9]*\) .*/\1/p' "$tmp/boot" | head -n 1)
 [ "$uname_v" = "#$build" ] ||
 	fail "the guest ran kernel build $uname_v, the package holds build #$build: not the packaged kernel"
 done_list="$done_list; $(basename "$image") booted (build #$build): load, list, unload"
+
+# 5. the package's life under systemd, on the packaged kernel
+if [ "$(id -u)" = 0 ]; then
+	guest=$(dirname "$TOOLS")/guest/systemd-root.cpio.gz
+	step "the systemd guest ($guest)"
+	loader/deb/guest-root.sh "$guest" || fail "could not build the systemd guest"
+	# the upgrade: the same package with a higher version
+	dpkg-deb -R "$TOOLS" "$tmp/upgrade"
+	sed -i "s/^Version: .*/&.1/" "$tmp/upgrade/DEBIAN/control"
+	dpkg-deb -b --root-owner-group "$tmp/upgrade" "$tmp/upgrade.deb" >/dev/null
+	step "booting $(basename "$vmlinuz") with systemd: install, service, upgrade, remove, purge"
+	log=$DEBDIR/test-deb-systemd.log
+	set +e
+	BZIMAGE=$vmlinuz VM_CMDLINE="systemd.show_status=error" selftests/vm/run --timeout 900 \
+		--log "$log" --initrd "$guest" --add "$TOOLS:/root/tools.deb" \
+		--add "$tmp/upgrade.deb:/root/upgrade.deb" \
+		--add loader/deb/test-deb-guest.sh:/root/test-deb-guest.sh \
+		-- sh /root/test-deb-guest.sh /root/tools.deb /root/upgrade.deb > "$tmp/systemd" 2>&1
+	src=$?
+	set -e
+	sed 's/\x1b\[[0-9;]*m//g' "$tmp/systemd" | grep -E '^(not )?ok |^# ' | sed 's/^/    /'
+	if [ "$src" != 0 ] || ! grep -q '^# TEST_DEB_SYSTEMD_OK' "$tmp/systemd"; then
+		fail "the package's life under systemd (exit status $src; console: $log)"
+	fi
+	selftests/vm/kernel-problems "$log" ||
+		fail "the packaged kernel reported problems on the console ($log)"
+	npoints=$(grep -c '^ok ' "$tmp/systemd")
+	done_list="$done_list; under systemd: $npoints checks (install, service follows a restarting unit, bad reload, upgrade, remove, purge)"
+else
+	step "not root: the systemd guest is not run"
+	done_list="$done_list; systemd guest NOT run (not root)"
+fi
 
 echo "test-deb: PASS in $(($(date +%s) - t0)) s: $done_list"

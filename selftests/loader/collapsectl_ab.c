@@ -601,7 +601,11 @@ TEST_F_TIMEOUT(ab, reps_ctrl_c_cleans_up, 120)
 {
 	EXPECT_EQ(130, run_cmd(out, sizeof(out), "collapsectl ab " BPF "frugal.bpf.o "
 			       BPF "eager.bpf.o --reps 3 --duration 60 -- sh -c "
-			       "'setsid sleep 1000 & sleep 1000' & sleep 4; "
+			       "'setsid sleep 1000 & sleep 1000' & "
+			       /* once run 1's workload runs (not after a fixed
+				* time: a debug kernel loads a policy slowly) */
+			       "i=0; while [ $i -lt 600 ] && ! grep -qsx sleep "
+			       "/proc/[0-9]*/comm; do sleep 0.1; i=$((i+1)); done; "
 			       "kill -INT $!; wait $!")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "run 1/6: A1 (frugal): interrupted")) TH_LOG("%s", out);
 	EXPECT_EQ(NULL, strstr(out, "run 2/6"));

@@ -125,6 +125,44 @@ TEST_F(apply, loads_good_lines_reports_bad_ones)
 	EXPECT_EQ(self->web, policy_cgroup("web"));
 }
 
+/* --json: one object on stdout, the events in order, the counts, the status */
+TEST_F(apply, json_report)
+{
+	write_conf("web frugal ce-web.slice\n"
+		   "d frugal /no/such/cgroup\n"
+		   "c nosuch_policy /ce_c\n");
+	EXPECT_EQ(3, run_cmd(out, sizeof(out), "collapsectl apply --json " CONF " 2>/dev/null"));
+	EXPECT_EQ('{', out[0]) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "{\"file\":\"" CONF "\",\"mode\":\"apply\",\"events\":["))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "{\"policy\":\"web\",\"action\":\"loaded\",\"message\":"
+			       "\"loaded " BPF "frugal.bpf.o on /sys/fs/cgroup/" SLICE "\"}"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "{\"policy\":\"d\",\"line\":2,\"action\":\"pending\","
+			       "\"level\":\"warning\",\"message\":\"cgroup "));
+	EXPECT_NE(NULL, strstr(out, "{\"line\":3,\"level\":\"error\",\"message\":"
+			       "\"c: object 'nosuch_policy' not found"));
+	EXPECT_NE(NULL, strstr(out, "],\"applied\":1,\"changed\":1,\"pending\":1,"
+			       "\"errors\":1,\"exit_status\":3}\n"));
+	EXPECT_EQ(NULL, strstr(out, "web: loaded"));
+	EXPECT_EQ(self->web, policy_cgroup("web"));
+	/* again: nothing changed */
+	EXPECT_EQ(3, run_cmd(out, sizeof(out), "collapsectl apply --json " CONF " 2>/dev/null"));
+	EXPECT_NE(NULL, strstr(out, "{\"policy\":\"web\",\"action\":\"unchanged\""));
+	EXPECT_NE(NULL, strstr(out, "\"changed\":0,")) TH_LOG("%s", out);
+	/* --check, --unload */
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl apply --json --check " CONF " 2>/dev/null"));
+	EXPECT_NE(NULL, strstr(out, "\"mode\":\"check\"")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "{\"policy\":\"web\",\"action\":\"ok\""));
+	EXPECT_NE(NULL, strstr(out, "\"exit_status\":1}"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --json --unload 2>/dev/null"));
+	EXPECT_NE(NULL, strstr(out, "{\"mode\":\"unload\",\"events\":[{\"policy\":\"web\","
+			       "\"action\":\"detached\"")) TH_LOG("%s", out);
+	EXPECT_EQ(0, policy_cgroup("web"));
+	/* not with --follow, which never ends */
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --json --follow " CONF));
+}
+
 TEST_F(apply, again_changes_only_what_changed)
 {
 	ASSERT_EQ(0, run_cmd(out, sizeof(out), "cp " BPF "frugal.bpf.o /tmp/ce_p.bpf.o"));
@@ -376,8 +414,11 @@ static pid_t follow_start(void)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(fd, 1);
 		dup2(fd, 2);
-		/* an hour: only the cgroup events can make it apply again */
-		execlp("collapsectl", "collapsectl", "apply", "--follow",
+		/*
+		 * An hour: only the cgroup events can make it apply again.
+		 * -d, a global option, must survive SIGHUP's re-execution.
+		 */
+		execlp("collapsectl", "collapsectl", "-d", "apply", "--follow",
 		       "--interval", "1h", CONF, NULL);
 		_exit(127);
 	}

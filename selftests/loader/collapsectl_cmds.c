@@ -71,6 +71,46 @@ TEST_F(ctl, help_and_version)
 	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl"));
 }
 
+/* -j/-p/-d before the command, as bpftool takes them */
+TEST_F(ctl, global_options)
+{
+	char own[4096];
+
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF "frugal.bpf.o"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd(own, sizeof(own), "collapsectl list --json"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl -j list"));
+	EXPECT_STREQ(own, out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl --json stats frugal"));
+	EXPECT_NE(NULL, strstr(out, "\"name\":\"frugal\"")) TH_LOG("%s", out);
+	/* -p: the same document, indented */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl -p version"));
+	EXPECT_NE(NULL, strstr(out, "{\n    \"version\": \"")) TH_LOG("%s", out);
+	/* -d: libbpf's own messages (a load prints them; -d alone, nothing more) */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl -d swap frugal " BPF "frugal.bpf.o"));
+	EXPECT_NE(NULL, strstr(out, "libbpf: ")) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl swap frugal " BPF "frugal.bpf.o"));
+	EXPECT_EQ(NULL, strstr(out, "libbpf: ")) TH_LOG("%s", out);
+	/* a command without JSON, an unknown option: usage errors */
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl -j unload frugal"));
+	EXPECT_NE(NULL, strstr(out, "'unload' has no JSON output")) TH_LOG("%s", out);
+	EXPECT_TRUE(policy_attached("frugal"));
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl -x list"));
+	EXPECT_NE(NULL, strstr(out, "unknown option '-x'")) TH_LOG("%s", out);
+	/* unload --all: every pin, then nothing to do */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "mkdir -p /sys/fs/cgroup/ctl_all && "
+			     "collapsectl load " BPF "passthrough.bpf.o "
+			     "--cgroup /sys/fs/cgroup/ctl_all --name p2")) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl unload --all"));
+	EXPECT_NE(NULL, strstr(out, "detached 'frugal'")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "detached 'p2'")) TH_LOG("%s", out);
+	EXPECT_FALSE(policy_attached("frugal"));
+	EXPECT_FALSE(policy_attached("p2"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl unload --all"));
+	EXPECT_NE(NULL, strstr(out, "no policy pinned")) TH_LOG("%s", out);
+	rmdir("/sys/fs/cgroup/ctl_all");
+}
+
 static int sparse_collapse(void *arg)
 {
 	return collapse_sparse_region(1);

@@ -1,0 +1,169 @@
+#!/bin/sh
+# make test-deb, in the systemd guest (loader/deb/guest-root.sh) booted on
+# the packaged kernel: collapse-ext-tools' life on a host, as an operator
+# meets it. TAP on stdout; the exit status is the number of failures.
+#
+# Usage (in the guest): test-deb-guest.sh TOOLS.deb UPGRADE.deb
+#   UPGRADE.deb is TOOLS.deb with a higher version (test-deb.sh repacks it).
+#
+#  1. apt-get install: nothing enabled, nothing started, nothing attached;
+#  2. a policy on a service that is not running yet: pending, then attached
+#     to the service's cgroup when it starts (collapse-ext.service, enabled
+#     and started), and again after the service restarts (a new cgroup: the
+#     kernel detaches the policy and logs it, the service attaches it again);
+#  3. a reload with a file that does not verify fails and changes nothing;
+#  4. apt-get install of the upgrade: the service reloaded (the new
+#     collapsectl runs in the same process), the policy never detached;
+#  the metrics service writes the textfile, its timer runs once enabled;
+#  5. apt-get remove: the service stopped, nothing attached or pinned, also
+#     a policy loaded by hand; the conffiles stay;
+#  6. apt-get purge: nothing left (files, /run/collapse_ext, the pin
+#     directory, the unit).
+set -u
+TOOLS=$1
+UPGRADE=$2
+SYSFS=/sys/kernel/mm/collapse_ext
+PINS=/sys/fs/bpf/collapse_ext
+CONF=/etc/collapse_ext/policies.conf
+WORKLOAD=ce-workload.service
+WL_CG=/sys/fs/cgroup/system.slice/$WORKLOAD
+export DEBIAN_FRONTEND=noninteractive
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+# check DESCRIPTION CMD...: one test point, CMD's status
+check() {
+	desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+# wait_for SECONDS CMD...: CMD succeeds within SECONDS
+wait_for() {
+	t=$(($1 * 10))
+	shift
+	while [ "$t" -gt 0 ]; do
+		"$@" 2>/dev/null && return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	return 1
+}
+apt_install() {
+	apt-get install -y -q --no-install-recommends "$@" > /tmp/apt.log 2>&1 ||
+		{ sed 's/^/# /' /tmp/apt.log; return 1; }
+}
+# the policies attached now, one per line (none: empty)
+policies() { ls -d "$SYSFS"/*/ 2>/dev/null | xargs -r -n1 basename; }
+nothing_attached() { [ -z "$(policies)" ]; }
+no_pins() { [ -z "$(ls -A "$PINS" 2>/dev/null)" ]; }
+# attached_on NAME CGROUP_DIR: NAME governs that cgroup (ids compared)
+attached_on() {
+	[ -d "$2" ] && [ "$(cat "$SYSFS/$1/cgroup_id" 2>/dev/null)" = "$(stat -c %i "$2")" ]
+}
+main_pid() { systemctl show -p MainPID --value collapse-ext.service; }
+version() { dpkg-query -W -f '${Version}' collapse-ext-tools 2>/dev/null; }
+is_state() { [ "$(systemctl is-active "$1")" = "$2" ]; }
+
+echo "# kernel $(uname -r), $(systemctl --version | head -n 1)"
+wait_for 60 sh -c '[ -d /run/systemd/system ]'
+
+# 1. install
+check "apt-get install $(basename "$TOOLS")" apt_install "$TOOLS"
+v1=$(version)
+check "collapsectl --version says the package's version ($v1)" \
+	sh -c "collapsectl --version | grep -q '^collapsectl $v1 '"
+check "collapse-ext.service is not enabled on install" \
+	sh -c '[ "$(systemctl is-enabled collapse-ext.service)" = disabled ]'
+check "collapse-ext.service is not started on install" is_state collapse-ext.service inactive
+check "nothing attached after install" nothing_attached
+
+# 2. a policy on a service, before and after the service starts and restarts
+cat > /etc/systemd/system/$WORKLOAD <<EOF
+[Unit]
+Description=a workload for collapse-ext's test
+[Service]
+ExecStart=/bin/sleep infinity
+EOF
+systemctl daemon-reload
+echo "web passthrough $WORKLOAD" >> "$CONF"
+check "systemctl enable --now collapse-ext.service" \
+	sh -c 'systemctl enable --now collapse-ext.service 2>/dev/null'
+check "collapse-ext.service is active (READY=1 after the first pass)" is_state collapse-ext.service active
+check "the policy of a service not started is pending, not attached" \
+	sh -c "! [ -d $SYSFS/web ]"
+check "the pending line is logged as a warning" \
+	wait_for 10 sh -c "journalctl -q -u collapse-ext.service -p warning | grep -q '$WORKLOAD'"
+systemctl start $WORKLOAD
+check "attached to $WORKLOAD's cgroup once it starts" wait_for 30 attached_on web "$WL_CG"
+cg1=$(stat -c %i "$WL_CG")
+dm1=$(dmesg | grep -c 'collapse_ext: policy web detached: its cgroup')
+systemctl restart $WORKLOAD
+check "after a restart of $WORKLOAD, attached to its new cgroup" \
+	wait_for 30 sh -c "[ \$(stat -c %i $WL_CG) != $cg1 ] && [ \"\$(cat $SYSFS/web/cgroup_id)\" = \$(stat -c %i $WL_CG) ]"
+check "the kernel logged the detach when the old cgroup went" \
+	sh -c "[ \$(dmesg | grep -c 'collapse_ext: policy web detached: its cgroup') -gt $dm1 ]"
+
+# 3. a reload with a bad file
+cp "$CONF" /tmp/good.conf
+pin1=$(stat -c %i "$PINS/web")
+echo "broken no_such_policy /" >> "$CONF"
+check "systemctl reload fails on a file that does not verify" \
+	sh -c '! systemctl reload collapse-ext.service 2>/dev/null'
+check "... and changes nothing (the same pin, still attached, nothing added)" \
+	sh -c "[ \"\$(stat -c %i $PINS/web)\" = '$pin1' ] && [ -d $SYSFS/web ] && ! [ -d $SYSFS/broken ]"
+cp /tmp/good.conf "$CONF"
+check "collapse-ext.service is still active" is_state collapse-ext.service active
+
+# 4. upgrade: a reload, not a restart (nothing detached meanwhile)
+pid1=$(main_pid)
+att1=$(cat $SYSFS/web/attach_time_ns)
+check "apt-get install $(basename "$UPGRADE") (an upgrade)" apt_install "$UPGRADE"
+v2=$(version)
+check "the package is upgraded ($v1 -> $v2)" sh -c "[ '$v2' != '$v1' ]"
+check "the upgrade reloaded collapse-ext.service: the new collapsectl runs (same main PID $pid1)" \
+	wait_for 30 sh -c "journalctl -q -u collapse-ext.service | grep -q 'SIGHUP: running /usr/sbin/collapsectl again' &&
+			   [ \$(systemctl show -p MainPID --value collapse-ext.service) = $pid1 ]"
+check "collapse-ext.service is active after the upgrade" is_state collapse-ext.service active
+check "the policy stayed attached across the upgrade (the same attach time)" \
+	sh -c "[ \"\$(cat $SYSFS/web/attach_time_ns)\" = '$att1' ]"
+
+# the counters for the node exporter, by the timer's service, into a
+# directory root does not own (as prometheus-node-exporter's)
+PROM=/var/lib/prometheus/node-exporter
+mkdir -p $PROM
+chown 65534:65534 $PROM
+check "collapse-ext-metrics.service writes the attached policy to collapse_ext.prom" \
+	sh -c "systemctl start collapse-ext-metrics.service &&
+	       grep -q '^collapse_ext_policy_attached{policy=\"web\"} 1' $PROM/collapse_ext.prom"
+rm -f $PROM/collapse_ext.prom
+check "systemctl enable --now collapse-ext-metrics.timer" \
+	sh -c 'systemctl enable --now collapse-ext-metrics.timer 2>/dev/null'
+check "the timer writes it again within 40 s" wait_for 40 test -s $PROM/collapse_ext.prom
+
+# 5. remove, with a policy loaded by hand beside the service's
+check "collapsectl load frugal.bpf.o --name manual" \
+	sh -c 'collapsectl load /usr/lib/collapse_ext/bpf/frugal.bpf.o --name manual > /dev/null'
+check "two policies attached" sh -c "[ \$(ls -d $SYSFS/*/ | wc -l) = 2 ]"
+check "apt-get remove collapse-ext-tools" sh -c 'apt-get remove -y -q collapse-ext-tools > /tmp/apt.log 2>&1'
+check "collapse-ext.service and the metrics timer are stopped" \
+	sh -c '! systemctl is-active -q collapse-ext.service && ! systemctl is-active -q collapse-ext-metrics.timer'
+check "nothing attached after remove (the manual policy too)" wait_for 10 nothing_attached
+check "nothing pinned after remove" no_pins
+check "collapsectl is gone" sh -c '! [ -e /usr/sbin/collapsectl ]'
+check "the conffiles stay" sh -c "[ -f $CONF ] && [ -f /etc/default/collapse-ext ]"
+
+# 6. purge
+check "apt-get purge collapse-ext-tools" sh -c 'apt-get purge -y -q collapse-ext-tools > /tmp/apt.log 2>&1'
+check "no conffile left" sh -c '! [ -e /etc/collapse_ext ] && ! [ -e /etc/default/collapse-ext ]'
+check "no /run/collapse_ext, no pin directory" sh -c "! [ -e /run/collapse_ext ] && ! [ -e $PINS ]"
+check "dpkg knows nothing of it" sh -c '! dpkg-query -W -f "\${Status}" collapse-ext-tools 2>/dev/null | grep -q installed'
+check "systemd has none of the package's units" \
+	sh -c '! systemctl cat collapse-ext.service > /dev/null 2>&1 && ! systemctl cat collapse-ext-metrics.timer > /dev/null 2>&1'
+check "nothing attached after purge" nothing_attached
+
+echo "1..$n"
+[ "$failed" = 0 ] && echo "# TEST_DEB_SYSTEMD_OK" || echo "# $failed of $n failed"
+journalctl -q -u collapse-ext.service --no-pager | tail -n 20 | sed 's/^/# journal: /'
+exit "$failed"
