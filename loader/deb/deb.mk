@@ -20,7 +20,8 @@ deb: deb-tools deb-kernel
 # with dpkg-buildpackage: `make tools` in a copy of the tree, no kernel
 # (loader/deb/build-source.sh). Always run: dpkg-buildpackage builds from
 # a clean tree (about a minute).
-deb-tools:
+deb-tools: | $(BUILD)/.deps
+	@mkdir -p $(DEB_TOOLS_OUT)
 	@loader/deb/build-source.sh $(DEB_TOOLS_OUT) > $(DEB_TOOLS_OUT).path.tmp || \
 		{ rm -f $(DEB_TOOLS_OUT).path.tmp; exit 1; }
 	@mv $(DEB_TOOLS_OUT).path.tmp $(DEB_TOOLS_OUT).path
