@@ -4,7 +4,8 @@
  *
  * A policy is a struct collapse_ext_ops map whose hooks answer the
  * kernel's collapse core (pte limits, target node, batch size, khugepaged's
- * pass and budget, and on 7.3 the orders khugepaged makes); see
+ * pass and budget, on 7.3 the orders khugepaged makes) and the deferred
+ * split shrinker (which underused huge pages it splits); see
  * Documentation/admin-guide/mm/collapse_ext.rst:
  *
  *	#include "collapse_ext.bpf.h"

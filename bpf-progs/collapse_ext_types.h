@@ -67,6 +67,21 @@ struct collapse_ext_exit_info {
 	char msg[64];
 };
 
+/*
+ * split_underused's argument: an underused THP of the deferred split
+ * queue. max_zero is the one field a policy may write.
+ */
+struct collapse_ext_underused {
+	u64 cgroup_id;
+	u64 headroom;
+	u32 nid;
+	u32 order;
+	u32 nr_pages;
+	u32 counted;
+	u32 nr_zero;
+	u32 max_zero;
+};
+
 #pragma clang attribute pop
 
 /*
@@ -84,6 +99,7 @@ struct collapse_ext_ops {
 	u32 (*pass_size)(struct collapse_ext_ctx *ctx, u32 dflt);
 	u32 (*orders)(struct collapse_ext_ctx *ctx, u32 allowed);	/* 7.3 */
 	void (*collapsed)(struct collapse_ext_ctx *ctx, s32 result);
+	u32 (*split_underused)(struct collapse_ext_underused *u);
 	s32 (*init)(void);
 	void (*exit)(struct collapse_ext_exit_info *info);
 	u64 cgroup_id;
@@ -144,6 +160,15 @@ enum collapse_ext_exit_reason {
 	COLLAPSE_EXT_EXIT_UNREG = 1,
 	COLLAPSE_EXT_EXIT_CGROUP_REMOVED = 2,
 	COLLAPSE_EXT_EXIT_SWAPPED = 3,
+};
+
+/* split_underused's answer */
+enum collapse_ext_underused_verdict {
+	COLLAPSE_EXT_UNDERUSED_DEFAULT = 0,
+	COLLAPSE_EXT_UNDERUSED_SPLIT = 1,
+	COLLAPSE_EXT_UNDERUSED_KEEP = 2,
+	COLLAPSE_EXT_UNDERUSED_LATER = 3,
+	COLLAPSE_EXT_UNDERUSED_COUNT = 4,
 };
 
 /* collapse_ext_ops.flags */

@@ -17,7 +17,9 @@
 #   VALUE (bytes a value, 16384), BENCH (requests per benchmark test,
 #   5000), CLIENTS (8), DURATION (s a run at most, 300), TIMEOUT (s for
 #   the guest, 1500), PRIMARY (the metric that decides, named before the
-#   runs: set_rps, redis's SET throughput).
+#   runs: set_rps, redis's SET throughput), MEMORY_HIGH (the run's
+#   cgroup's memory.high, set first: max; e.g. 300M for a limit below
+#   eager's footprint).
 #
 # In the guest (what the host runs):
 #   redis_ab.sh guest      collapsectl ab --reps $REPS A B -- redis_ab.sh workload
@@ -30,6 +32,9 @@
 #     anonymous memory (`collapsectl collapse`, the policy decides which
 #     ranges; THP is "madvise" in the guest, so nothing else collapses);
 #     redis-benchmark -t set,get; then METRIC lines and SHUTDOWN NOSAVE.
+#     Besides throughput and RSS: coverage after the agent's pass and at
+#     the end, and the reclaim a memory.high brings (memory.events high and
+#     max, pages reclaimed, swap used at its peak).
 set -u
 
 REPS=${REPS:-8}
@@ -42,6 +47,7 @@ BENCH=${BENCH:-5000}
 CLIENTS=${CLIENTS:-8}
 DURATION=${DURATION:-300}
 PRIMARY=${PRIMARY:-set_rps}
+MEMORY_HIGH=${MEMORY_HIGH:-max}
 LIBDIR=/lib/x86_64-linux-gnu
 
 # ---- in the guest: one run ---------------------------------------------------
@@ -50,6 +56,7 @@ workload() {
 	sock=/tmp/redis-ab.$$.sock
 	t0=$(date +%s)
 	cg=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
+	echo "$MEMORY_HIGH" > "$cg/memory.high" || exit 1
 	redis-server --port 0 --unixsocket "$sock" --save '' --appendonly no \
 		--daemonize no --loglevel warning --logfile /tmp/redis-ab.$$.log &
 	pid=$!
@@ -93,6 +100,7 @@ workload() {
 		done
 	done
 	rss_collapsed=$(rss $pid)
+	thp_collapsed=$(thp_kb "$cg")
 	echo "agent: $ok of $((ok + no)) 2 MiB ranges collapsed: VmRSS $rss_collapsed kB," \
 		"AnonHugePages $(sed -n 's/^AnonHugePages:[[:space:]]*\([0-9]*\).*/\1/p' \
 		"/proc/$pid/smaps_rollup") kB ($(since)s)"
@@ -102,16 +110,25 @@ workload() {
 	echo "benchmark done ($(since)s)"
 	set_rps=$(awk -F'"' '$2 == "SET" { print $4 }' /tmp/redis-ab.$$.csv)
 	get_rps=$(awk -F'"' '$2 == "GET" { print $4 }' /tmp/redis-ab.$$.csv)
-	thp=$(awk '$1 == "anon_thp" { print int($2 / 1024) }' "$cg/memory.stat")
+	thp=$(thp_kb "$cg")
 	echo "METRIC set_rps $set_rps higher"
 	echo "METRIC get_rps $get_rps higher"
 	echo "METRIC rss_kb $(rss $pid) lower"
 	echo "METRIC rss_after_collapse_kb $rss_collapsed lower"
 	echo "METRIC anon_thp_kb $thp higher"
+	echo "METRIC anon_thp_after_collapse_kb $thp_collapsed higher"
+	echo "METRIC high_events $(awk '$1 == "high" { print $2 }' "$cg/memory.events") lower"
+	echo "METRIC max_events $(awk '$1 == "max" { print $2 }' "$cg/memory.events") lower"
+	echo "METRIC pgsteal $(awk '$1 == "pgsteal" { print $2 }' "$cg/memory.stat") lower"
+	echo "METRIC swap_peak_kb $(( $(cat "$cg/memory.swap.peak") / 1024 )) lower"
 	redis-cli -s "$sock" shutdown nosave > /dev/null 2>&1
 	wait $pid
 	rm -f /tmp/redis-ab.$$.*
 	[ -n "$set_rps" ] && [ -n "$get_rps" ]
+}
+
+thp_kb() {
+	awk '$1 == "anon_thp" { print int($2 / 1024) }' "$1/memory.stat"
 }
 
 since() {
@@ -126,12 +143,14 @@ rss() {
 guest() {
 	BPF=/usr/share/collapse_ext/bpf
 	echo "== redis $(LD_LIBRARY_PATH=$LIBDIR redis-server --version | cut -d' ' -f3)" \
-		"on $(uname -r): $POLICY_A against $POLICY_B, $REPS runs each"
+		"on $(uname -r): $POLICY_A against $POLICY_B, $REPS runs each," \
+		"memory.high $MEMORY_HIGH"
 	echo "@@AB-BEGIN@@"
 	collapsectl ab "$BPF/$POLICY_A.bpf.o" "$BPF/$POLICY_B.bpf.o" --reps "$REPS" \
 		--primary "$PRIMARY" --duration "$DURATION" --csv /tmp/redis_ab.csv -- \
 		env REPS="$REPS" KEYS="$KEYS" FILL="$FILL" VALUE="$VALUE" \
-		BENCH="$BENCH" CLIENTS="$CLIENTS" sh /root/redis_ab.sh workload 2>&1
+		BENCH="$BENCH" CLIENTS="$CLIENTS" MEMORY_HIGH="$MEMORY_HIGH" \
+		sh /root/redis_ab.sh workload 2>&1
 	rc=$?
 	echo "@@AB-END@@"
 	echo "@@CSV-BEGIN@@"
@@ -189,7 +208,8 @@ start=$(date +%s)
 "$ROOT/selftests/vm/run" --timeout "$TIMEOUT" --log "$log" $adds -- \
 	env REPS="$REPS" POLICY_A="$POLICY_A" POLICY_B="$POLICY_B" KEYS="$KEYS" \
 	FILL="$FILL" VALUE="$VALUE" BENCH="$BENCH" CLIENTS="$CLIENTS" \
-	DURATION="$DURATION" PRIMARY="$PRIMARY" sh /root/redis_ab.sh guest > /dev/null &
+	DURATION="$DURATION" PRIMARY="$PRIMARY" MEMORY_HIGH="$MEMORY_HIGH" \
+	sh /root/redis_ab.sh guest > /dev/null &
 vm=$!
 # progress: one line per run as it ends
 tail -n +1 -f --pid=$vm "$log" 2>/dev/null | tr -d '\r' |
@@ -214,7 +234,8 @@ section() {
 	echo "# samples/redis_ab.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $took s" \
 		"(guest boot included), exit status $rc"
 	echo "# REPS=$REPS POLICY_A=$POLICY_A POLICY_B=$POLICY_B KEYS=$KEYS FILL=$FILL" \
-		"VALUE=$VALUE BENCH=$BENCH CLIENTS=$CLIENTS DURATION=$DURATION"
+		"VALUE=$VALUE BENCH=$BENCH CLIENTS=$CLIENTS DURATION=$DURATION" \
+		"MEMORY_HIGH=$MEMORY_HIGH"
 	tr -d '\r' < "$log" | grep -m1 '^== redis' || true
 	section AB
 } > "$OUT/result.txt"

@@ -34,6 +34,9 @@
  *   collapse_bench orders [--mb N] [--reps N]   memory by order (7.3): what
  *       khugepaged makes of dense and sparse memory with only PMDs
  *       allowed, only 64 KiB, and both under mthp_frugal near memory.high
+ *   collapse_bench split [--mb N] [--reps N]   underused huge pages given
+ *       back: eager, frugal and elastic under a memory.high between
+ *       frugal's footprint and eager's, eager and elastic without it
  */
 #include <errno.h>
 #include <getopt.h>
@@ -1187,6 +1190,211 @@ static int orders(void)
 	return rc;
 }
 
+/*
+ * Splitting underused huge pages back (split_underused). A child in
+ * cgroup "bs" (swap allowed: the guest's zram) fills a heap of mb MiB
+ * whose 2 MiB ranges are four in five dense (480 of 512 pages written)
+ * and one in five sparse (64 written), and collapses it with
+ * MADV_COLLAPSE (the child's own request, so its own reclaim); then it
+ * grows by mb / 8 MiB of small pages, the pressure. The limit, memory.high
+ * 10% above frugal's footprint (what is touched and the growth) and below
+ * eager's: set from the start for eager, frugal and elastic; set only
+ * before the growth ("late": the host's memory got tight after the
+ * collapse) for eager and elastic; never, for eager and elastic. Per sample: huge coverage of the heap after the
+ * collapse and at the end, memory.current at the end, memory.peak,
+ * memory.events high, the swap used at its peak, the time the growth
+ * took, the THPs the policy split, and whether the heap reads back
+ * intact.
+ */
+#define SPLIT_DENSE	480
+#define SPLIT_SPARSE	64
+
+static bool split_skip(size_t page)
+{
+	size_t pmd = page / HPAGE_NR;
+
+	/* one range in five sparse, spread over the heap */
+	return page % HPAGE_NR >= ((pmd * 7) % 5 ? SPLIT_DENSE : SPLIT_SPARSE);
+}
+
+static unsigned long split_touched_kb(void)
+{
+	unsigned long pmds = mb / 2, sparse = 0;
+
+	for (unsigned long i = 0; i < pmds; i++)
+		sparse += !((i * 7) % 5);
+	return (sparse * SPLIT_SPARSE + (pmds - sparse) * SPLIT_DENSE) * 4;
+}
+
+enum split_limit { LIMIT_NONE, LIMIT_START, LIMIT_LATE };
+
+static const struct split_case {
+	const char *name;
+	const char *policy;
+	enum split_limit limit;
+} split_cases[] = {
+	{ "eager", "eager", LIMIT_START },
+	{ "frugal", "frugal", LIMIT_START },
+	{ "elastic", "elastic", LIMIT_START },
+	{ "eager_late", "eager", LIMIT_LATE },
+	{ "elastic_late", "elastic", LIMIT_LATE },
+	{ "eager_nolimit", "eager", LIMIT_NONE },
+	{ "elastic_nolimit", "elastic", LIMIT_NONE },
+};
+#define NR_SPLIT_CASES	((int)(sizeof(split_cases) / sizeof(split_cases[0])))
+
+struct split_shared {
+	volatile int phase;	/* 1: collapsed, 2: grow, 3: grown */
+	char *heap;
+	double grow_s;
+	int intact;
+};
+
+static int split_child(void *arg)
+{
+	struct split_shared *sh = arg;
+	struct region heap, grow;
+
+	close_range(3, ~0U, 0);
+	if (region_map(&heap, mb / 2) || region_map(&grow, mb / 16))
+		return 1;
+	region_fill(&heap, split_skip);
+	madvise(heap.p, heap.len, MADV_COLLAPSE);	/* EBUSY: some refused */
+	madvise(grow.p, grow.len, MADV_NOHUGEPAGE);
+	sh->heap = heap.p;
+	sh->phase = 1;
+	while (sh->phase != 2)
+		usleep(1000);
+	sh->grow_s = now();
+	region_fill(&grow, NULL);
+	sh->grow_s = now() - sh->grow_s;
+	sh->intact = region_check(&heap, split_skip);
+	sh->phase = 3;
+	for (;;)
+		pause();
+}
+
+static long cg_event(const char *file, const char *key)
+{
+	char path[128], line[128];
+	long val = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), CGROOT "bs/%s", file);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) && line[strlen(key)] == ' ')
+			val = atol(line + strlen(key) + 1);
+	fclose(f);
+	return val;
+}
+
+/* Wait up to 120 s for the child's phase @phase: false if it died */
+static bool split_wait(struct split_shared *sh, pid_t pid, int phase)
+{
+	for (int i = 0; i < 120000 && sh->phase != phase; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return false;
+		usleep(1000);
+	}
+	return sh->phase == phase;
+}
+
+static int split_sample(const struct split_case *c, int rep)
+{
+	unsigned long touched_kb = split_touched_kb(), len = mb << 20;
+	struct split_shared *sh;
+	double cov_collapse, cov_end;
+	long current_kb, limit_mb;
+	char limit[32];
+	int err = 0;
+	pid_t pid = -1;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED || cg_create("bs", NULL))
+		return 1;
+	memset(sh, 0, sizeof(*sh));
+	/* frugal's footprint, touched + growth, and 10% */
+	limit_mb = ((touched_kb >> 10) + mb / 8) * 11 / 10;
+	snprintf(limit, sizeof(limit), "%ldM", limit_mb);
+	if ((c->limit == LIMIT_START && write_str(CGROOT "bs/memory.high", limit)) ||
+	    run_cmd(out, sizeof(out), "collapsectl load " BPF "%s.bpf.o --cgroup "
+		    CGROOT "bs", c->policy)) {
+		fprintf(stderr, "collapse_bench: %s on bs: %s\n", c->policy, out);
+		err = 1;
+		goto remove;
+	}
+	pid = start_in_cgroup("bs", split_child, sh);
+	if (pid < 0 || !split_wait(sh, pid, 1)) {
+		fprintf(stderr, "collapse_bench: split: the child did not collapse\n");
+		err = 1;
+		goto kill;
+	}
+	cov_collapse = anon_huge_kb(pid, sh->heap, len) * 100.0 / (len >> 10);
+	if (c->limit == LIMIT_LATE && write_str(CGROOT "bs/memory.high", limit)) {
+		err = 1;
+		goto kill;
+	}
+	sh->phase = 2;
+	if (!split_wait(sh, pid, 3)) {
+		fprintf(stderr, "collapse_bench: split: the child did not grow\n");
+		err = 1;
+		goto kill;
+	}
+	cov_end = anon_huge_kb(pid, sh->heap, len) * 100.0 / (len >> 10);
+	current_kb = read_num(CGROOT "bs/memory.current") / 1024;
+	if (!sh->intact) {
+		fprintf(stderr, "collapse_bench: split: %s: the heap did not read back\n",
+			c->name);
+		err = 1;
+	}
+	if (rep >= 0 && !err)
+		printf("BENCH {\"bench\": \"split\", \"case\": \"%s\", \"rep\": %d, "
+		       "\"mib\": %lu, \"ok\": 1, \"limit_mib\": %ld, \"touched_kb\": %lu, "
+		       "\"coverage_collapse_pct\": %.2f, \"coverage_end_pct\": %.2f, "
+		       "\"current_kb\": %ld, \"peak_kb\": %ld, \"high_events\": %ld, "
+		       "\"swap_peak_kb\": %ld, \"grow_s\": %.3f, \"underused_split\": %ld}\n",
+		       c->name, rep, mb, c->limit != LIMIT_NONE ? limit_mb : -1, touched_kb,
+		       cov_collapse, cov_end, current_kb,
+		       read_num(CGROOT "bs/memory.peak") / 1024,
+		       cg_event("memory.events", "high"),
+		       read_num(CGROOT "bs/memory.swap.peak") / 1024, sh->grow_s,
+		       policy_stat(c->policy, "underused_split"));
+kill:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	run_cmd(out, sizeof(out), "collapsectl unload %s", c->policy);
+remove:
+	cg_remove("bs");
+	munmap(sh, sizeof(*sh));
+	return err;
+}
+
+static int split(void)
+{
+	int order[NR_SPLIT_CASES], r, i, rc = 0;
+
+	if (!kernel_has_hook("split_underused")) {
+		printf("collapse_bench: split: skipped, this kernel has no "
+		       "split_underused hook\n");
+		return 0;
+	}
+	write_str(CGROOT "cgroup.subtree_control", "+memory");
+	for (i = 0; i < NR_SPLIT_CASES; i++)
+		order[i] = i;
+	for (r = -1; r < reps && !rc; r++) {	/* r == -1: warm up */
+		shuffle(order, NR_SPLIT_CASES);
+		for (i = 0; i < NR_SPLIT_CASES && !rc; i++)
+			rc = split_sample(&split_cases[order[i]], r);
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1198,8 +1406,8 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: collapse_bench hooks|scale|batch|batch-remote|"
-			"khugepaged|khugepaged-stalls|khugepaged-cgroups|memcpy|orders "
-			"[--mb N] [--reps N]\n");
+			"khugepaged|khugepaged-stalls|khugepaged-cgroups|memcpy|orders|"
+			"split [--mb N] [--reps N]\n");
 		return 2;
 	}
 	optind = 2;
@@ -1235,6 +1443,8 @@ int main(int argc, char **argv)
 		return memcpy_bw();
 	if (!strcmp(argv[1], "orders"))
 		return orders();
+	if (!strcmp(argv[1], "split"))
+		return split();
 	fprintf(stderr, "collapse_bench: unknown benchmark '%s'\n", argv[1]);
 	return 2;
 }

@@ -559,8 +559,66 @@ def orders(res, out):
     out.append("")
 
 
+SPLIT_LABELS = {"eager": "eager, limit from the start",
+                "frugal": "frugal, limit from the start",
+                "elastic": "elastic, limit from the start",
+                "eager_late": "eager, limit after the collapse",
+                "elastic_late": "elastic, limit after the collapse",
+                "eager_nolimit": "eager, no limit",
+                "elastic_nolimit": "elastic, no limit"}
+
+
+def split(res, out):
+    sel = res.select(bench="split")
+    if not sel:
+        return
+    n = len(res.values("peak_kb", bench="split", case="frugal"))
+    limit = next((d["limit_mib"] for d in sel if d["limit_mib"] > 0), "?")
+    out.append(f"**Underused huge pages given back** ({sel[0]['mib']} MiB heap filled by a process "
+               "in a cgroup, four 2 MiB ranges in five dense (480 of 512 pages) and one sparse (64), "
+               "collapsed by its own `MADV_COLLAPSE`, then 1/8 more of small pages; memory.high "
+               f"{limit} MiB, 10% above frugal's footprint and below eager's, set from the start, or "
+               "only after the collapse (late), or never; swap to the guest's zram; "
+               f"median [95% CI] of {n} reps, the seven cases in random order each rep, after a "
+               "warm-up):\n")
+    out.append("| case | huge after collapse | huge at the end | memory.current MiB | "
+               "memory.peak MiB | memory.high events | swap peak MiB | s to grow | THPs split |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    for c in SPLIT_LABELS:
+        kw = {"bench": "split", "case": c}
+        if not res.select(**kw):
+            continue
+        mib = lambda k: [x / 1024 for x in res.values(k, **kw)]
+        row = [SPLIT_LABELS[c], with_ci(res.values("coverage_collapse_pct", **kw), 3) + " %",
+               with_ci(res.values("coverage_end_pct", **kw), 3) + " %",
+               with_ci(mib("current_kb"), 3), with_ci(mib("peak_kb"), 3),
+               with_ci(res.values("high_events", **kw), 3), with_ci(mib("swap_peak_kb"), 3),
+               with_ci(res.values("grow_s", **kw), 3),
+               with_ci(res.values("underused_split", **kw), 3)]
+        out.append("| " + " | ".join(row) + " |")
+    out.append("")
+    # the goals, paired by rep: elastic's coverage against eager's,
+    # its peak against frugal's, under the same limit; and without a limit
+    # elastic against eager
+    for a, b, key, what in (("elastic", "eager", "coverage_end_pct", "huge coverage at the end"),
+                            ("elastic", "frugal", "peak_kb", "memory.peak"),
+                            ("elastic_late", "eager_late", "coverage_end_pct",
+                             "huge coverage at the end"),
+                            ("elastic_late", "frugal", "current_kb", "memory.current at the end"),
+                            ("elastic_nolimit", "eager_nolimit", "coverage_end_pct",
+                             "huge coverage at the end"),
+                            ("elastic_nolimit", "eager_nolimit", "peak_kb", "memory.peak")):
+        r = paired_by_rep(res, key, {"bench": "split", "case": a}, {"bench": "split", "case": b})
+        if not r:
+            continue
+        m, lo, hi, _ = median_ci(r)
+        out.append(f"- {SPLIT_LABELS[a]} vs {SPLIT_LABELS[b]}, {what}: ratio {m:.3f} "
+                   f"[{lo:.3f}, {hi:.3f}] (paired by rep)")
+    out.append("")
+
+
 SECTIONS = [hooks, scale, batch, batch_remote, khugepaged, khugepaged_stalls,
-            khugepaged_cgroups, orders, memcpy]
+            khugepaged_cgroups, orders, split, memcpy]
 
 
 def meta_line(m):

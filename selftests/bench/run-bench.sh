@@ -8,7 +8,8 @@
 # for a 95% interval of a median), BENCH_ICOUNT_REPS (default 7),
 # BENCH_REPORT_ONLY=1 to tabulate what the last run left in OUTDIR,
 # BENCH_RUN: the id of a make bench run over several bases (results.json
-# meta.run: report.py puts only one run's bases side by side).
+# meta.run: report.py puts only one run's bases side by side), BENCH_ONLY:
+# the boots to run (their labels, e.g. "patched-split"; default every one).
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 RUN=$HERE/../vm/run
@@ -23,6 +24,10 @@ mkdir -p "$OUT"
 # boot LABEL KERNEL QEMU_EXTRA COMMAND...: BENCH lines tagged with LABEL
 boot() {
 	label=$1; kernel=$2; extra=$3; shift 3
+	case " ${BENCH_ONLY:-$label} " in
+	*" $label "*) ;;
+	*) return 0 ;;
+	esac
 	echo "== $label: $*" >&2
 	# Under -icount the two vCPUs run in turn on one host thread and guest
 	# time follows the instructions executed: a vCPU waits its turn for
@@ -70,6 +75,8 @@ if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
 	boot patched-memcpy "$PATCHED" "" collapse_bench memcpy --mb "$MB" --reps "$REPS"
 	# memory by order: only where khugepaged makes mTHP (7.3); skipped on 6.12
 	boot patched-orders "$PATCHED" "" collapse_bench orders --mb "$MB" --reps "$REPS"
+	# underused huge pages given back (split_underused)
+	boot patched-split "$PATCHED" "" collapse_bench split --mb "$MB" --reps "$REPS"
 	{
 		printf '{"meta": {"date": "%s", "host": "%s", "cpus": %s, ' \
 			"$(date -u +%Y-%m-%d)" "$(uname -m) $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)" "$(nproc)"

@@ -48,6 +48,18 @@ u64 range_base, ranges_seen;
 u64 nr_pte_limits_order[16];
 u64 nr_orders;
 u32 seen_allowed;
+/*
+ * split_underused: the verdict on a first call and after COUNT (KEEP:
+ * DEFAULT), max_zero to write (KEEP: the kernel's); calls, first calls
+ * (candidates), the last candidate's u as first asked (the first's
+ * headroom), and the exact
+ * counts it was given after COUNT, summed
+ */
+s64 underused_verdict = KEEP, underused_counted_verdict = KEEP;
+s64 underused_max_zero = KEEP;
+u64 nr_split_underused, nr_underused_first, su_zero_sum;
+u64 su_cgroup_id, su_headroom;
+u32 su_nid, su_order, su_nr_pages, su_max_zero, su_nr_zero;
 
 static int spin_until(u32 i, void *deadline)
 {
@@ -176,6 +188,30 @@ void BPF_PROG(knobs_collapsed, struct collapse_ext_ctx *cctx, s32 result)
 	last_result = result;
 }
 
+SEC("struct_ops/split_underused")
+u32 BPF_PROG(knobs_split_underused, struct collapse_ext_underused *u)
+{
+	s64 verdict = u->counted ? underused_counted_verdict : underused_verdict;
+
+	nr_split_underused++;
+	if (u->counted) {
+		su_zero_sum += u->nr_zero;
+	} else {
+		/* before anything was split */
+		if (!nr_underused_first++)
+			su_headroom = u->headroom;
+		su_cgroup_id = u->cgroup_id;
+		su_nid = u->nid;
+		su_order = u->order;
+		su_nr_pages = u->nr_pages;
+		su_max_zero = u->max_zero;
+		su_nr_zero = u->nr_zero;
+	}
+	if (underused_max_zero != KEEP)
+		u->max_zero = underused_max_zero;
+	return verdict == KEEP ? COLLAPSE_EXT_UNDERUSED_DEFAULT : verdict;
+}
+
 SEC("struct_ops/init")
 s32 BPF_PROG(knobs_init)
 {
@@ -197,5 +233,6 @@ COLLAPSE_EXT_OPS(knobs,
 	.scan_budget = (void *)knobs_scan_budget,
 	.orders = (void *)knobs_orders,
 	.collapsed = (void *)knobs_collapsed,
+	.split_underused = (void *)knobs_split_underused,
 	.init = (void *)knobs_init,
 	.exit = (void *)knobs_exit);

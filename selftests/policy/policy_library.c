@@ -99,9 +99,9 @@ TEST_F_TIMEOUT(loads, every_policy_loads, 300)
 	}
 	closedir(dir);
 	/* passthrough, frugal, eager, latency, numa_local, numa_spread,
-	 * adaptive, remote_limits, priority, skip_huge, mthp_frugal and the
-	 * template */
-	EXPECT_LE(12, n);
+	 * adaptive, remote_limits, priority, skip_huge, mthp_frugal, elastic
+	 * and the template */
+	EXPECT_LE(13, n);
 }
 
 TEST(frugal_refuses_what_eager_collapses)
@@ -608,6 +608,86 @@ TEST_F_TIMEOUT(khugepaged, skip_huge_rechecks_after_a_while, 240)
 	EXPECT_LT(skips, policy_stat("skip_huge", "khugepaged_mm_skips"));
 	hp_child_stop(&c);
 	unload("skip_huge");
+}
+
+static bool ten_per_pmd(size_t page)
+{
+	return page % HPAGE_NR >= 10;
+}
+
+/* Is any 2 MiB of @r still one THP? */
+static bool any_huge(struct region *r)
+{
+	for (size_t off = 0; off < r->len; off += HPAGE_SZ)
+		if (range_is_huge(0, r->p + off, HPAGE_SZ))
+			return true;
+	return false;
+}
+
+#define CG_ELASTIC	"ce_elastic"
+
+/*
+ * elastic on a cgroup (swap off for it) that this process joins: 8 PMDs
+ * of 10 pages each collapse as under eager; with memory.high max the
+ * deferred split shrinker (drop_caches) leaves them whole and queued;
+ * with 32 MiB of room (less than room_mib) it splits all 8, the contents
+ * intact and their zero-filled pages given back, and a sparse range no
+ * longer collapses; with room again, on 7.3 (the headroom kfunc), it
+ * does (6.12 holds tight for hold_s).
+ */
+TEST(elastic_gives_zeros_back_when_tight)
+{
+	struct region r = {}, sparse = {};
+	long before, after;
+
+	if (!kernel_has_hook("split_underused"))
+		SKIP(return, "the kernel has no split_underused hook");
+	ASSERT_EQ(0, cg_create(CG_ELASTIC, NULL));
+	ASSERT_EQ(0, write_num(CGROOT CG_ELASTIC "/memory.swap.max", 0));
+	unload_pinned_policies();
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF
+			     "elastic.bpf.o --cgroup " CGROOT CG_ELASTIC));
+	ASSERT_EQ(0, cg_move(CG_ELASTIC, getpid()));
+	ASSERT_EQ(0, region_map(&r, 8));
+	region_fill(&r, ten_per_pmd);
+	EXPECT_EQ(0, madvise(r.p, r.len, MADV_COLLAPSE));
+	EXPECT_TRUE(range_is_huge(0, r.p, r.len));
+
+	ASSERT_EQ(0, write_str("/proc/sys/vm/drop_caches", "2"));
+	EXPECT_TRUE(range_is_huge(0, r.p, r.len));
+	EXPECT_LE(8, policy_stat("elastic", "underused_later"));
+	EXPECT_EQ(0, policy_stat("elastic", "underused_split"));
+
+	before = cg_current_kb(CG_ELASTIC);
+	ASSERT_EQ(0, write_num(CGROOT CG_ELASTIC "/memory.high",
+			       (before + 32 * 1024) * 1024));
+	ASSERT_EQ(0, write_str("/proc/sys/vm/drop_caches", "2"));
+	after = cg_current_kb(CG_ELASTIC);
+	EXPECT_EQ(8, policy_stat("elastic", "underused_split"));
+	/* DEFAULT's count stops at the 257th zero-filled page, max_zero 256 */
+	EXPECT_EQ(8 * 257, policy_stat("elastic", "underused_zero_pages"));
+	EXPECT_FALSE(any_huge(&r));
+	EXPECT_TRUE(region_check(&r, ten_per_pmd));
+	TH_LOG("memory.current %ld kB, then %ld kB", before, after);
+	EXPECT_LE(after, before - 8 * (HPAGE_NR - 10) * 4 * 9 / 10);
+
+	ASSERT_EQ(0, region_map(&sparse, 2));
+	region_fill(&sparse, ten_per_pmd);
+	EXPECT_EQ(-1, madvise(sparse.p, sparse.len, MADV_COLLAPSE));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_EQ(2, policy_stat("elastic", "failed_none_limit"));
+	/* 7.3 has the orders hook and the headroom kfunc */
+	if (kernel_has_hook("orders")) {
+		ASSERT_EQ(0, write_str(CGROOT CG_ELASTIC "/memory.high", "max"));
+		EXPECT_EQ(0, madvise(sparse.p, sparse.len, MADV_COLLAPSE));
+		EXPECT_TRUE(range_is_huge(0, sparse.p, sparse.len));
+	}
+
+	cg_move("", getpid());
+	region_unmap(&sparse);
+	region_unmap(&r);
+	unload("elastic");
+	EXPECT_EQ(0, cg_remove(CG_ELASTIC));
 }
 
 TEST(template_loads)

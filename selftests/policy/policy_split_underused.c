@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * split_underused: the deferred split shrinker asks the policy of a THP's
+ * memcg, once per candidate, with the folio's cgroup, order, size, the
+ * memcg's headroom and the kernel's threshold; DEFAULT counts with the
+ * kernel's early exits, COUNT gives the exact count and asks again; SPLIT,
+ * KEEP and LATER are honoured, under memory.reclaim pressure too; nonsense
+ * splits nothing and is counted; THPs of other cgroups follow the
+ * kernel's rule; a split THP keeps its contents and gives its zero-filled
+ * subpages back. The counters are checked against the kernel's vmstat
+ * and memory.current.
+ *
+ * drop_caches (2) runs every memcg's shrinkers at priority 0: the whole
+ * deferred split queue of each is scanned once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "collapse_test.h"
+#include "policy_test.h"
+#include "knobs.h"
+#include "run_cmd.h"
+#include "kselftest_harness.h"
+
+#define CG_A		"ce_split_a"
+#define CG_B		"ce_split_b"
+#define NR_THPS		4
+#define FILLED		10	/* pages written per THP: 502 zero-filled */
+#define HIGH_MB		64	/* CG_A's memory.high */
+
+/* DEFAULT..COUNT: enum collapse_ext_underused_verdict */
+#define V_DEFAULT	0
+#define V_SPLIT		1
+#define V_KEEP		2
+#define V_LATER		3
+#define V_COUNT		4
+
+FIXTURE(split)
+{
+	uint64_t a, b;
+	struct knobs *skel;
+	struct bpf_link *link;
+	struct region ra, rb;
+	bool pushed;
+};
+
+/* A's policy must be asked about A's THPs only, and B's not at all */
+FIXTURE_SETUP(split)
+{
+	struct thp_settings s;
+
+	if (!kernel_has_hook("split_underused"))
+		SKIP(return, "the kernel has no split_underused hook");
+	thp_save_settings();
+	thp_read_settings(&s);
+	/* 511: the kernel itself never splits an underused THP */
+	s.khugepaged.max_ptes_none = HPAGE_NR - 1;
+	thp_push_settings(&s);
+	self->pushed = true;
+	ASSERT_EQ(0, cg_create(CG_A, &self->a));
+	ASSERT_EQ(0, cg_create(CG_B, &self->b));
+	ASSERT_EQ(0, write_num(CGROOT CG_A "/memory.high", HIGH_MB << 20));
+	/* The guest swaps to zram: reclaim must find nothing but the THPs */
+	ASSERT_EQ(0, write_num(CGROOT CG_A "/memory.swap.max", 0));
+	ASSERT_EQ(0, write_num(CGROOT CG_B "/memory.swap.max", 0));
+	self->skel = knobs_load(NULL, self->a);
+	ASSERT_NE(NULL, self->skel);
+}
+
+FIXTURE_TEARDOWN(split)
+{
+	cg_move("", getpid());
+	region_unmap(&self->ra);
+	region_unmap(&self->rb);
+	bpf_link__destroy(self->link);
+	knobs__destroy(self->skel);
+	cg_remove(CG_A);
+	cg_remove(CG_B);
+	if (self->pushed)
+		thp_restore_settings();
+}
+
+static char out[16384];
+
+/* THP n of a region has filled[n] pages written (the first ones) */
+static size_t filled[NR_THPS];
+
+static bool skip_unfilled(size_t page)
+{
+	return page % HPAGE_NR >= filled[page / HPAGE_NR];
+}
+
+/*
+ * Map @nr THPs in cgroup @cg, THP n with its first @fill[n] pages
+ * written, collapsed by MADV_COLLAPSE (charged to @cg): queued on @cg's
+ * deferred split queue. The test process stays in @cg.
+ */
+static int sparse_thps(struct region *r, const char *cg, size_t nr,
+		       const size_t *fill)
+{
+	for (size_t i = 0; i < nr; i++)
+		filled[i] = fill[i];
+	if (cg_move(cg, getpid()) || region_map(r, nr))
+		return -1;
+	region_fill(r, skip_unfilled);
+	if (madvise(r->p, r->len, MADV_COLLAPSE) || !range_is_huge(0, r->p, r->len))
+		return -1;
+	return 0;
+}
+
+static const size_t sparse[NR_THPS] = { FILLED, FILLED, FILLED, FILLED };
+
+#define SPLIT_EVENT	TRACING "events/thp/mm_collapse_ext_split_underused/enable"
+
+/* Occurrences of @needle in @hay */
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* Run every memcg's deferred split shrinker over its whole queue */
+static int shrink_all(void)
+{
+	return write_str("/proc/sys/vm/drop_caches", "2");
+}
+
+/* No 2 MiB of @r is still one THP (pagemap: vmas of two regions merge) */
+static bool none_huge(struct region *r)
+{
+	for (size_t off = 0; off < r->len; off += HPAGE_SZ)
+		if (range_is_huge(0, r->p + off, HPAGE_SZ))
+			return false;
+	return true;
+}
+
+static void attach(struct __test_metadata *_metadata, FIXTURE_DATA(split) *self)
+{
+	self->link = knobs_attach(self->skel);
+	ASSERT_NE(NULL, self->link);
+}
+
+/*
+ * COUNT, then DEFAULT with max_zero 256: asked twice per THP, with the
+ * ctx of the folio; split; every counter exact; the kernel's own vmstat
+ * and A's memory.current agree; the contents are intact.
+ */
+TEST_F(split, counted_split_and_ctx)
+{
+	long splits = vmstat("thp_underused_split_page"), before, after;
+	char want[128];
+
+	self->skel->data->underused_verdict = V_COUNT;
+	self->skel->data->underused_max_zero = 256;
+	attach(_metadata, self);
+	ASSERT_EQ(0, sparse_thps(&self->ra, CG_A, NR_THPS, sparse));
+	ASSERT_EQ(0, tracing_mount());
+	ASSERT_EQ(0, truncate_file(TRACING "trace"));
+	ASSERT_EQ(0, write_str(SPLIT_EVENT, "1"));
+	before = cg_current_kb(CG_A);
+	ASSERT_EQ(0, shrink_all());
+	after = cg_current_kb(CG_A);
+	write_str(SPLIT_EVENT, "0");
+	/* the tracepoint: one verdict per THP, with the exact count */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "cat " TRACING "trace"));
+	snprintf(want, sizeof(want), "cgroup_id=%llu order=9 nr_zero=%lu max_zero=256",
+		 (unsigned long long)self->a, HPAGE_NR - FILLED);
+	EXPECT_EQ(NR_THPS, count_of(out, want)) TH_LOG("%s", out);
+	EXPECT_EQ(NR_THPS, count_of(out, "verdict=split")) TH_LOG("%s", out);
+
+	EXPECT_EQ(NR_THPS, self->skel->bss->nr_underused_first);
+	EXPECT_EQ(2 * NR_THPS, self->skel->bss->nr_split_underused);
+	EXPECT_EQ(self->a, self->skel->bss->su_cgroup_id);
+	EXPECT_EQ(9, self->skel->bss->su_order);
+	EXPECT_EQ(HPAGE_NR, self->skel->bss->su_nr_pages);
+	/* 511 splits nothing: the kernel says so with nr_pages */
+	EXPECT_EQ(HPAGE_NR, self->skel->bss->su_max_zero);
+	EXPECT_EQ(0, self->skel->bss->su_nr_zero);	/* not counted yet */
+	EXPECT_EQ(page_node(self->ra.p), (int)self->skel->bss->su_nid);
+	/* below A's memory.high, less what A held (within a THP), when the
+	 * first THP was asked about */
+	EXPECT_GT(self->skel->bss->su_headroom, 0);
+	EXPECT_LE(self->skel->bss->su_headroom, (HIGH_MB << 20) / PAGE_SZ);
+	EXPECT_GE(self->skel->bss->su_headroom + HPAGE_NR,
+		  ((HIGH_MB << 10) - before) / 4);
+	EXPECT_LE(self->skel->bss->su_headroom,
+		  ((HIGH_MB << 10) - before) / 4 + HPAGE_NR);
+	EXPECT_EQ(NR_THPS * (HPAGE_NR - FILLED), self->skel->bss->su_zero_sum);
+
+	EXPECT_EQ(2 * NR_THPS, policy_stat("knobs", "calls_split_underused"));
+	EXPECT_EQ(NR_THPS, policy_stat("knobs", "underused_candidates"));
+	EXPECT_EQ(NR_THPS, policy_stat("knobs", "underused_split"));
+	EXPECT_EQ(0, policy_stat("knobs", "underused_split_failed"));
+	EXPECT_EQ(0, policy_stat("knobs", "underused_kept"));
+	EXPECT_EQ(0, policy_stat("knobs", "underused_later"));
+	EXPECT_EQ(NR_THPS * (HPAGE_NR - FILLED),
+		  policy_stat("knobs", "underused_zero_pages"));
+	EXPECT_EQ(NR_THPS * HPAGE_NR, policy_stat("knobs", "underused_pages_compared"));
+	EXPECT_EQ(0, policy_stat("knobs", "underused_clamped"));
+
+	/* what collapsectl and a Prometheus scrape read: the same counters */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl stats --openmetrics"));
+	EXPECT_NE(NULL, strstr(out, "collapse_ext_underused_split_total{policy=\"knobs\","
+			       "cgroup=\"/" CG_A "\"} 4\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "collapse_ext_hook_calls_total{policy=\"knobs\","
+			       "cgroup=\"/" CG_A "\",hook=\"split_underused\"} 8\n"))
+		TH_LOG("%s", out);
+
+	EXPECT_EQ(NR_THPS, vmstat("thp_underused_split_page") - splits);
+	EXPECT_TRUE(none_huge(&self->ra));
+	/* the zero-filled subpages went back: the shared zero page maps them */
+	EXPECT_LE(after, before - NR_THPS * (HPAGE_NR - FILLED) * 4 * 9 / 10);
+	EXPECT_TRUE(region_check(&self->ra, skip_unfilled));
+}
+
+/*
+ * DEFAULT with max_zero 100 counts as the kernel does, stopping early: a
+ * THP with 10 pages written is split once its 101st zero subpage is seen
+ * (111 compared), one with 480 written is kept once 412 are seen filled.
+ */
+TEST_F(split, default_counts_with_early_exit)
+{
+	static const size_t fill[2] = { FILLED, 480 };
+
+	self->skel->data->underused_max_zero = 100;
+	attach(_metadata, self);
+	ASSERT_EQ(0, sparse_thps(&self->ra, CG_A, 2, fill));
+	ASSERT_EQ(0, shrink_all());
+
+	EXPECT_EQ(2, policy_stat("knobs", "calls_split_underused"));
+	EXPECT_EQ(2, policy_stat("knobs", "underused_candidates"));
+	EXPECT_EQ(1, policy_stat("knobs", "underused_split"));
+	EXPECT_EQ(1, policy_stat("knobs", "underused_kept"));
+	EXPECT_EQ(101, policy_stat("knobs", "underused_zero_pages"));
+	EXPECT_EQ(111 + 412, policy_stat("knobs", "underused_pages_compared"));
+	EXPECT_TRUE(none_huge(&(struct region){ .p = self->ra.p, .len = HPAGE_SZ }));
+	EXPECT_TRUE(range_is_huge(0, self->ra.p + HPAGE_SZ, HPAGE_SZ));
+	EXPECT_TRUE(region_check(&self->ra, skip_unfilled));
+}
+
+/*
+ * The kernel would split (max_ptes_none 100); KEEP keeps the THPs whole
+ * and takes them off the queue: not asked again.
+ */
+TEST_F(split, keep_honoured_and_dequeued)
+{
+	struct thp_settings s = *thp_current_settings();
+
+	s.khugepaged.max_ptes_none = 100;
+	thp_push_settings(&s);
+	self->skel->data->underused_verdict = V_KEEP;
+	attach(_metadata, self);
+	ASSERT_EQ(0, sparse_thps(&self->ra, CG_A, NR_THPS, sparse));
+	ASSERT_EQ(0, shrink_all());
+	EXPECT_EQ(100, self->skel->bss->su_max_zero);
+	EXPECT_EQ(NR_THPS, policy_stat("knobs", "underused_kept"));
+	EXPECT_EQ(0, policy_stat("knobs", "underused_pages_compared"));
+	ASSERT_EQ(0, shrink_all());
+	EXPECT_EQ(NR_THPS, policy_stat("knobs", "underused_candidates"));
+	EXPECT_TRUE(range_is_huge(0, self->ra.p, self->ra.len));
+	EXPECT_EQ(0, policy_stat("knobs", "underused_split"));
+	thp_pop_settings();
+}
+
+/*
+ * LATER keeps them whole and queued under A's own reclaim
+ * (memory.reclaim far beyond what it could free), which splits B's by
+ * the kernel's rule at the same max_ptes_none.
+ */
+TEST_F(split, later_honoured_under_reclaim)
+{
+	struct thp_settings s = *thp_current_settings();
+	long asked;
+
+	s.khugepaged.max_ptes_none = 100;
+	thp_push_settings(&s);
+	self->skel->data->underused_verdict = V_LATER;
+	attach(_metadata, self);
+	ASSERT_EQ(0, sparse_thps(&self->ra, CG_A, NR_THPS, sparse));
+	ASSERT_EQ(0, sparse_thps(&self->rb, CG_B, NR_THPS, sparse));
+	ASSERT_EQ(0, cg_move("", getpid()));
+
+	/* nothing to reclaim without swap: EAGAIN after every priority */
+	write_str(CGROOT CG_A "/memory.reclaim", "256M");
+	asked = policy_stat("knobs", "underused_candidates");
+	EXPECT_LE(NR_THPS, asked);
+	EXPECT_EQ(asked, policy_stat("knobs", "underused_later"));
+	EXPECT_TRUE(range_is_huge(0, self->ra.p, self->ra.len));
+	EXPECT_EQ(0, policy_stat("knobs", "underused_split"));
+
+	/* still queued: asked again (drop_caches may scan twice) */
+	ASSERT_EQ(0, shrink_all());
+	EXPECT_LE(asked + NR_THPS, policy_stat("knobs", "underused_candidates"));
+	EXPECT_TRUE(range_is_huge(0, self->ra.p, self->ra.len));
+	/* B's, under the kernel's rule, split; never asked of A's policy */
+	write_str(CGROOT CG_B "/memory.reclaim", "256M");
+	EXPECT_TRUE(none_huge(&self->rb));
+	EXPECT_EQ(self->a, self->skel->bss->su_cgroup_id);
+	EXPECT_TRUE(region_check(&self->rb, skip_unfilled));
+	thp_pop_settings();
+}
+
+/* SPLIT for A's THPs; B's, at 511, stay whole and are never asked about */
+TEST_F(split, other_cgroups_unaffected)
+{
+	self->skel->data->underused_verdict = V_SPLIT;
+	attach(_metadata, self);
+	ASSERT_EQ(0, sparse_thps(&self->ra, CG_A, NR_THPS, sparse));
+	ASSERT_EQ(0, sparse_thps(&self->rb, CG_B, NR_THPS, sparse));
+	ASSERT_EQ(0, shrink_all());
+	EXPECT_EQ(NR_THPS, policy_stat("knobs", "underused_candidates"));
+	EXPECT_EQ(NR_THPS, policy_stat("knobs", "underused_split"));
+	/* SPLIT counts nothing */
+	EXPECT_EQ(0, policy_stat("knobs", "underused_pages_compared"));
+	EXPECT_TRUE(none_huge(&self->ra));
+	EXPECT_TRUE(range_is_huge(0, self->rb.p, self->rb.len));
+	EXPECT_TRUE(region_check(&self->ra, skip_unfilled));
+	EXPECT_TRUE(region_check(&self->rb, skip_unfilled));
+}
+
+/* Nonsense: an unknown verdict, COUNT twice, max_zero beyond the folio */
+TEST_F(split, nonsense_splits_nothing)
+{
+	self->skel->data->underused_verdict = 77;
+	attach(_metadata, self);
+	ASSERT_EQ(0, sparse_thps(&self->ra, CG_A, 1, sparse));
+	ASSERT_EQ(0, shrink_all());
+	EXPECT_EQ(1, policy_stat("knobs", "underused_clamped"));
+	EXPECT_EQ(1, policy_stat("knobs", "underused_kept"));
+
+	self->skel->data->underused_verdict = V_COUNT;
+	self->skel->data->underused_counted_verdict = V_COUNT;
+	ASSERT_EQ(0, sparse_thps(&self->rb, CG_A, 1, sparse));
+	ASSERT_EQ(0, shrink_all());
+	EXPECT_EQ(2, policy_stat("knobs", "underused_clamped"));
+	EXPECT_EQ(2, policy_stat("knobs", "underused_kept"));
+	EXPECT_EQ(HPAGE_NR, policy_stat("knobs", "underused_pages_compared"));
+	EXPECT_TRUE(range_is_huge(0, self->ra.p, self->ra.len));
+	EXPECT_TRUE(range_is_huge(0, self->rb.p, self->rb.len));
+
+	region_unmap(&self->ra);
+	self->skel->data->underused_verdict = V_DEFAULT;
+	self->skel->data->underused_max_zero = 1 << 20;
+	ASSERT_EQ(0, sparse_thps(&self->ra, CG_A, 1, sparse));
+	ASSERT_EQ(0, shrink_all());
+	EXPECT_EQ(3, policy_stat("knobs", "underused_clamped"));
+	EXPECT_TRUE(range_is_huge(0, self->ra.p, self->ra.len));
+	EXPECT_EQ(0, policy_stat("knobs", "underused_split"));
+}
+
+TEST_HARNESS_MAIN
