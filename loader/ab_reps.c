@@ -47,7 +47,10 @@ static const struct {
 	[M_COVERAGE]	= { "final_coverage", "final_coverage", AB_DIR_HIGHER },
 	[M_PEAK]	= { "peak_bytes", "peak_bytes", AB_DIR_LOWER },
 };
-/* Counters always shown; every failed_* counter a run has joins them. */
+/*
+ * Counters always shown; every failed_* and underused_* (split_underused)
+ * counter a run has joins them.
+ */
 static const char *const counter_names[] = {
 	"collapse_succeeded", "collapse_failed", "pages_collapsed",
 };
@@ -194,7 +197,7 @@ static long long read_ll(const char *path)
 	return v;
 }
 
-/* The counters of policy @pname into @run: those shown and failed_*. */
+/* The counters of policy @pname into @run: those shown, failed_*, underused_*. */
 static void read_run_counters(struct reps *r, struct run *run, const char *pname)
 {
 	struct stat_line st[MAX_STATS];
@@ -213,7 +216,9 @@ static void read_run_counters(struct reps *r, struct run *run, const char *pname
 			run->has[i] = true;
 		}
 	for (i = 0; i < n; i++) {
-		bool shown = !strncmp(st[i].key, "failed_", 7);
+		/* underused_* (split_underused) once one is not 0, as failed_* */
+		bool shown = !strncmp(st[i].key, "failed_", 7) ||
+			     (!strncmp(st[i].key, "underused_", 10) && st[i].val);
 
 		for (j = 0; j < NR_COUNTERS; j++)
 			shown |= !strcmp(st[i].key, counter_names[j]);
@@ -319,7 +324,7 @@ static void print_run_result(const struct reps *r, const struct run *run)
 		printf("; final coverage %.3f", run->val[M_COVERAGE]);
 	if (run->has[M_PEAK])
 		printf("; peak %.1f MiB", run->val[M_PEAK] / (1 << 20));
-	/* the counters always shown, and the failed_* ones of this run */
+	/* the counters always shown, and the failed_*, underused_* of this run */
 	for (i = 0; i < r->nm; i++)
 		if (r->m[i].kind == MK_COUNTER && run->has[i] &&
 		    (run->val[i] || i < NR_BUILTIN + NR_COUNTERS))

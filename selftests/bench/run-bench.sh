@@ -94,7 +94,8 @@ fi
 
 python3 "$HERE/report.py" "$OUT/results.json"
 
-if command -v gnuplot >/dev/null; then
+# the plots need the khugepaged and batch boots (not run under BENCH_ONLY)
+if command -v gnuplot >/dev/null && [ -s "$OUT/series" ]; then
 	for c in default eager pages_to_scan_x8; do
 		awk -v c=$c '$1 == "khugepaged" && $2 == c { print $3, $4 }' "$OUT/series" > "$OUT/coverage-$c.dat"
 	done
