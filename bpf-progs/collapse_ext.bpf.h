@@ -83,7 +83,7 @@ static __always_inline u32 collapse_ext_order(const struct collapse_ext_ctx *cct
  * COLLAPSE_EXT_OPS(name, .hook = (void *)prog, ...): the policy map, in
  * ".struct_ops.link" so it attaches as a BPF link (what collapsectl pins,
  * and what link update swaps in place). Its name is the policy's name;
- * cgroup_id 0 governs the whole system until the loader sets it.
+ * the cgroup it governs is the link's (collapsectl load --cgroup).
  */
 #define COLLAPSE_EXT_OPS(__name, ...)				\
 	SEC(".struct_ops.link")					\

@@ -102,7 +102,6 @@ struct collapse_ext_ops {
 	u32 (*split_underused)(struct collapse_ext_underused *u);
 	s32 (*init)(void);
 	void (*exit)(struct collapse_ext_exit_info *info);
-	u64 cgroup_id;
 	u64 flags;
 	char name[32];
 };

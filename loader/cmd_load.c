@@ -2,6 +2,7 @@
 /* collapsectl load. */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,15 +15,20 @@
 
 static const char load_usage[] =
 "Usage: collapsectl load FILE.bpf.o [--cgroup PATH] [--name NAME] [--set VAR=VALUE]...\n"
-"                        [--foreground]\n"
+"                        [--no-override] [--foreground]\n"
 "\n"
 "Attach the collapse_ext_ops policy in FILE to the cgroup v2 PATH (default:\n"
-"the root, i.e. the whole system) and pin its link under\n"
-PIN_DIR "/NAME so it outlives this command. A hook of the policy the running\n"
-"kernel lacks (orders before 7.3) is left out, with a note on stderr.\n"
+"the root, i.e. the whole system) through a struct_ops link, and pin the\n"
+"link under " PIN_DIR "/NAME so it outlives this command. Removing\n"
+"the cgroup detaches the link. A hook of the policy the running kernel\n"
+"lacks (orders before 7.3) is left out, with a note on stderr.\n"
 "\n"
 "  --cgroup PATH   cgroup v2 directory the policy governs\n"
 "  --name NAME     policy name (default: the name in the object)\n"
+"  --no-override   the policy governs its whole subtree: no policy may be\n"
+"                  attached below it (EPERM), nor it above one (the link\n"
+"                  without BPF_F_ALLOW_OVERRIDE). By default a policy\n"
+"                  attached below it governs that subtree instead\n"
 "  --set VAR=VALUE a knob, without rebuilding the policy: one of its const\n"
 "                  volatile globals (.rodata; an integer in its type's range,\n"
 "                  true/false, an enum's name), or flags=NO_YIELD; repeatable.\n"
@@ -45,6 +51,7 @@ int cmd_load(int argc, char **argv)
 		{ "name", required_argument, NULL, 'n' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "set", required_argument, NULL, 's' },
+		{ "no-override", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
@@ -62,6 +69,7 @@ int cmd_load(int argc, char **argv)
 		case 'c': cgroup = optarg; break;
 		case 'n': name = optarg; break;
 		case 'f': foreground = true; break;
+		case 'O': policy_link_flags &= ~BPF_F_ALLOW_OVERRIDE; break;
 		case 's':
 			if (knobs_option(&knobs, optarg))
 				return 2;
@@ -112,9 +120,17 @@ int cmd_load(int argc, char **argv)
 	printf("attached '%s' to cgroup %s (id %llu) until SIGINT/SIGTERM\n",
 	       po.name, cgroup, (unsigned long long)cgid);
 	fflush(stdout);
-	/* A signal interrupts the wait; the kernel's detach ends it too. */
-	while (!stop && policy_attached(po.name))
-		sleep(1);
+	/*
+	 * A signal interrupts the wait; the kernel's detach (the cgroup
+	 * removed) ends it too: the link then reports EPOLLHUP.
+	 */
+	while (!stop) {
+		struct pollfd pfd = { .fd = bpf_link__fd(link), .events = POLLIN };
+
+		/* a second at most: a signal may come just before poll() */
+		if (poll(&pfd, 1, 1000) == 1 && (pfd.revents & POLLHUP))
+			break;
+	}
 	if (stop) {
 		printf("final counters of '%s':\n", po.name);
 		print_stats_table(stdout, po.name, NULL);

@@ -160,13 +160,22 @@ struct policy_obj {
 	char name[32];
 };
 /*
- * Open @file, find its collapse_ext_ops map, set cgroup, name (NULL keeps
- * the object's) and knobs (NULL: none), load it. Prints what went wrong
+ * The flags of the struct_ops links policy_attach() creates, besides
+ * BPF_F_CGROUP_FD: BPF_F_ALLOW_OVERRIDE (policies below may override the
+ * policy) unless load --no-override cleared it.
+ */
+extern uint32_t policy_link_flags;
+/*
+ * Open @file, find its collapse_ext_ops map, set name (NULL keeps the
+ * object's) and knobs (NULL: none), load it for cgroup @cgid. Prints what went wrong
  * (with the tail of the verifier log) and returns 1 on failure.
  */
 int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 		     const char *name, const struct knobs *knobs);
-/* Attach as a link; explains EBUSY (naming the holder) and friends. */
+/*
+ * Attach as a struct_ops link to cgroup @cgid (0: the root); explains
+ * EBUSY (naming the holder) and friends.
+ */
 struct bpf_link *policy_attach(struct policy_obj *po, uint64_t cgid);
 void policy_close(struct policy_obj *po);
 

@@ -1,12 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Edit a collapse_ext_ops map's data before load; see ops_data.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* open_by_handle_at() */
+#endif
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "ops_data.h"
+
+/* bpf-next's cgroup struct_ops attach, where the uapi headers predate it */
+#ifndef BPF_F_CGROUP_FD
+#define BPF_F_CGROUP_FD		(1U << 7)
+#endif
+/* cgroup v2 directories are opened by id as kernfs file handles */
+#define CGROUP_MOUNT		"/sys/fs/cgroup"
+#define FILEID_KERNFS		0xfe
 
 #define OPS_TYPE "collapse_ext_ops"
 
@@ -103,12 +116,6 @@ int ops_data_set_u64(struct bpf_object *obj, struct bpf_map *map,
 		return -EINVAL;
 	memcpy(p, &val, sizeof(val));
 	return 0;
-}
-
-int ops_data_set_cgroup_id(struct bpf_object *obj, struct bpf_map *map,
-			   uint64_t cgroup_id)
-{
-	return ops_data_set_u64(obj, map, "cgroup_id", cgroup_id);
 }
 
 int ops_data_set_name(struct bpf_object *obj, struct bpf_map *map,
@@ -254,4 +261,46 @@ bool ops_data_has_hook(struct bpf_object *obj, struct bpf_map *map,
 	void **slot = member_ptr(obj, map, hook, &size);
 
 	return slot && size == sizeof(*slot) && *slot;
+}
+
+int ops_cgroup_fd(uint64_t cgroup_id)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = {
+		.fh.handle_bytes = sizeof(uint64_t),
+		.fh.handle_type = FILEID_KERNFS,
+		.id = cgroup_id,
+	};
+	int mnt, fd, err;
+
+	mnt = open(CGROUP_MOUNT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mnt < 0 || !cgroup_id)
+		return mnt < 0 ? -errno : mnt;
+	fd = open_by_handle_at(mnt, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = errno;
+	close(mnt);
+	/* ESTALE: no such cgroup (any more) */
+	return fd < 0 ? -(err == ESTALE ? ENOENT : err) : fd;
+}
+
+struct bpf_link *ops_attach_cgroup(const struct bpf_map *map,
+				   uint64_t cgroup_id, uint32_t flags)
+{
+	LIBBPF_OPTS(bpf_struct_ops_opts, opts, .flags = BPF_F_CGROUP_FD | flags);
+	struct bpf_link *link;
+	int fd, err;
+
+	fd = ops_cgroup_fd(cgroup_id);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	opts.target_fd = fd;
+	link = bpf_map__attach_struct_ops_opts(map, &opts);
+	err = errno;
+	close(fd);
+	errno = err;
+	return link;
 }

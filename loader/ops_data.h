@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Edit the data of a collapse_ext_ops struct_ops map before it is loaded:
- * the cgroup it governs and its name. Works on any object, with or without
- * a skeleton: the member offsets come from the object's BTF.
+ * Edit the data of a collapse_ext_ops struct_ops map before it is loaded
+ * (its name, flags), and attach it to a cgroup once loaded. Works on any
+ * object, with or without a skeleton: the member offsets come from the
+ * object's BTF.
  */
 #ifndef OPS_DATA_H
 #define OPS_DATA_H
@@ -17,9 +18,7 @@
  */
 struct bpf_map *ops_data_find_map(struct bpf_object *obj, int *nr);
 
-/* Set cgroup_id / name of the (opened, not loaded) struct_ops @map of @obj. */
-int ops_data_set_cgroup_id(struct bpf_object *obj, struct bpf_map *map,
-			   uint64_t cgroup_id);
+/* Set the name of the (opened, not loaded) struct_ops @map of @obj. */
 int ops_data_set_name(struct bpf_object *obj, struct bpf_map *map,
 		      const char *name);
 /* Set any u64 member, e.g. "flags". */
@@ -44,6 +43,17 @@ bool ops_data_kernel_has_hook(const char *hook);
 /* Does the (opened) policy of @map set its hook @hook? */
 bool ops_data_has_hook(struct bpf_object *obj, struct bpf_map *map,
 		       const char *hook);
+
+/* An O_RDONLY fd of the cgroup v2 of id @cgroup_id (0: the root), or -errno */
+int ops_cgroup_fd(uint64_t cgroup_id);
+/*
+ * Attach the loaded struct_ops @map to the cgroup v2 of id @cgroup_id (0:
+ * the root) through a struct_ops link created with BPF_F_CGROUP_FD and
+ * @flags (BPF_F_ALLOW_OVERRIDE: policies below it may override it). NULL
+ * with errno set on failure.
+ */
+struct bpf_link *ops_attach_cgroup(const struct bpf_map *map,
+				   uint64_t cgroup_id, uint32_t flags);
 
 #define OPS_HOOK_LEN	32
 /*

@@ -136,16 +136,16 @@ int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 			    "(declare one with COLLAPSE_EXT_OPS() from "
 			    "collapse_ext.bpf.h)", file);
 	}
-	err = ops_data_set_cgroup_id(po->obj, po->map, cgid);
-	if (!err && name)
+	err = 0;
+	if (name)
 		err = ops_data_set_name(po->obj, po->map, name);
 	if (!err)
 		err = ops_data_get_name(po->obj, po->map, po->name,
 					sizeof(po->name));
 	if (err) {
 		policy_close(po);
-		return fail("%s: cannot set the policy's %s: %s", file,
-			    name ? "name/cgroup" : "cgroup", strerror(-err));
+		return fail("%s: cannot set the policy's name: %s", file,
+			    strerror(-err));
 	}
 	if (!po->name[0]) {
 		policy_close(po);
@@ -194,9 +194,12 @@ int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 	return 0;
 }
 
+uint32_t policy_link_flags = BPF_F_ALLOW_OVERRIDE;
+
 struct bpf_link *policy_attach(struct policy_obj *po, uint64_t cgid)
 {
-	struct bpf_link *link = bpf_map__attach_struct_ops(po->map);
+	struct bpf_link *link = ops_attach_cgroup(po->map, cgid,
+						  policy_link_flags);
 	char holder[32];
 	int err = errno;
 
@@ -219,12 +222,18 @@ struct bpf_link *policy_attach(struct policy_obj *po, uint64_t cgid)
 		     (unsigned long long)cgid);
 		break;
 	case EPERM:
-		fail("attaching '%s' needs CAP_SYS_ADMIN", po->name);
+		fail("attaching '%s' was refused: it needs CAP_SYS_ADMIN, and "
+		     "no policy attached with --no-override above cgroup id "
+		     "%llu%s (see collapsectl list)", po->name,
+		     (unsigned long long)cgid,
+		     policy_link_flags & BPF_F_ALLOW_OVERRIDE ? "" :
+		     ", nor any below it while this one is --no-override");
 		break;
 	case EINVAL:
 		fail("the kernel refused '%s': only defined flags "
-		     "(COLLAPSE_EXT_OPS_NO_YIELD), a non-empty name, and no "
-		     "sleepable hook", po->name);
+		     "(COLLAPSE_EXT_OPS_NO_YIELD), a non-empty name, no "
+		     "sleepable hook, and a kernel with struct_ops links to "
+		     "cgroups (BPF_F_CGROUP_FD)", po->name);
 		break;
 	default:
 		fail("attaching '%s' failed: %s (its init() may have refused)",

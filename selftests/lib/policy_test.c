@@ -15,6 +15,8 @@
 #include "collapse_test.h"
 #include "policy_test.h"
 #include "ops_data.h"
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 bool kernel_has_hook(const char *hook)
 {
@@ -224,4 +226,25 @@ void hp_child_stop(struct hp_child *c)
 		c->pid = 0;
 	}
 	munmap(c->addr, sizeof(*c->addr));
+}
+
+static long long link_info_field(struct bpf_link *link, bool cgroup)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_link_get_info_by_fd(bpf_link__fd(link), &info, &len))
+		return -1;
+	return cgroup ? (long long)info.struct_ops.cgroup_id :
+			info.struct_ops.map_id;
+}
+
+long long link_cgroup_id(struct bpf_link *link)
+{
+	return link_info_field(link, true);
+}
+
+long long link_map_id(struct bpf_link *link)
+{
+	return link_info_field(link, false);
 }

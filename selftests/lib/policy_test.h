@@ -35,6 +35,13 @@ bool kernel_has_hook(const char *hook);
 long policy_stat(const char *policy, const char *key);
 /* Is POLICY attached (its directory in /sys/kernel/mm/collapse_ext/)? */
 bool policy_attached(const char *policy);
+struct bpf_link;
+/*
+ * What the struct_ops @link's info says: its cgroup id (0: none, or
+ * detached) and map id (0: detached); -1 when it cannot be read.
+ */
+long long link_cgroup_id(struct bpf_link *link);
+long long link_map_id(struct bpf_link *link);
 
 /*
  * memory.current of cgroup PATH in kB; LONG_MAX (and a diagnostic) when it

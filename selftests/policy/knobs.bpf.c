@@ -25,6 +25,8 @@ u64 spin_ns;			/* pte_limits busy-waits this long */
 /* What the kernel asked. */
 u64 nr_pte_limits, nr_target_node, nr_batch_size, nr_pass_size, nr_collapsed, nr_init;
 u32 seen_none, seen_swap, seen_shared, seen_caller, seen_flags, seen_is_file;
+/* The cgroup knobs_attach() links the policy to (knobs.h); not read here */
+u64 link_cgroup_id;
 u64 seen_cgroup_id, seen_owner_cgroup_id;
 u32 seen_dflt, seen_load0, seen_load1, seen_node_caller;
 u64 nr_batch_madvise;

@@ -39,23 +39,32 @@ static inline struct knobs *knobs_load(const char *name, uint64_t cgid)
 
 	if (!skel)
 		return NULL;
-	if (ops_data_set_cgroup_id(skel->obj, skel->maps.knobs, cgid) ||
-	    (name && ops_data_set_name(skel->obj, skel->maps.knobs, name)) ||
+	if ((name && ops_data_set_name(skel->obj, skel->maps.knobs, name)) ||
 	    knobs__load(skel)) {
 		knobs__destroy(skel);
 		return NULL;
 	}
+	skel->bss->link_cgroup_id = cgid;
 	return skel;
 }
 
-/* Attach as a link; returns the link or NULL with errno set. */
+/*
+ * Attach as a struct_ops link to the cgroup knobs_load() was given, with
+ * BPF_F_ALLOW_OVERRIDE (the tests nest policies); the link or NULL with
+ * errno set.
+ */
 static inline struct bpf_link *knobs_attach(struct knobs *skel)
 {
-	struct bpf_link *link = bpf_map__attach_struct_ops(skel->maps.knobs);
+	return ops_attach_cgroup(skel->maps.knobs, skel->bss->link_cgroup_id,
+				 BPF_F_ALLOW_OVERRIDE);
+}
 
-	if (!link)
-		return NULL;
-	return link;
+/* knobs_attach() with other link flags (0: no BPF_F_ALLOW_OVERRIDE) */
+static inline struct bpf_link *knobs_attach_flags(struct knobs *skel,
+						  uint32_t flags)
+{
+	return ops_attach_cgroup(skel->maps.knobs, skel->bss->link_cgroup_id,
+				 flags);
 }
 
 #endif

@@ -2,12 +2,15 @@
 /*
  * Scope: a policy governs its cgroup subtree; two cgroups run two
  * policies at once; a nested cgroup inherits; a process outside gets the
- * default; one policy per cgroup (EBUSY), unique names (EEXIST); removing
- * a cgroup detaches its policy; a link update swaps a policy with no
+ * default; one policy per cgroup (EBUSY), unique names (EEXIST); a policy
+ * attached without BPF_F_ALLOW_OVERRIDE keeps policies out of its subtree;
+ * removing a cgroup detaches its policy's link (EPOLLHUP, link info
+ * detached); a link update swaps a policy with no
  * window where the default applies; detach, and removing the cgroup,
  * are safe while MADV_COLLAPSE runs, even inside a hook.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +26,7 @@
 
 #define CG_A		"ce_scope_a"
 #define CG_NESTED	"ce_scope_a/nested"
+#define CG_DEEP		"ce_scope_a/nested/deep"
 #define CG_B		"ce_scope_b"
 #define CG_GONE		"ce_scope_gone"
 #define CG_RACE		"ce_scope_race"
@@ -154,20 +158,85 @@ TEST_F(scope, duplicate_name_eexist)
 	EXPECT_EQ(EEXIST, second_attach_errno("dup", self->a, "dup", self->b));
 }
 
+/*
+ * A policy attached without BPF_F_ALLOW_OVERRIDE has its subtree alone:
+ * on three levels (a, a/nested, a/nested/deep), whichever is attached
+ * first.
+ */
+TEST_F(scope, override_needs_the_flag_above)
+{
+	struct knobs *pa = knobs_load("ovr_a", self->a);
+	struct knobs *pn = knobs_load("ovr_n", cg_id(CG_NESTED));
+	struct knobs *pd;
+	struct bpf_link *la, *ln, *ld;
+	uint64_t deep;
+
+	ASSERT_EQ(0, cg_create(CG_DEEP, &deep));
+	pd = knobs_load("ovr_d", deep);
+	ASSERT_NE(NULL, pa);
+	ASSERT_NE(NULL, pn);
+	ASSERT_NE(NULL, pd);
+
+	/* a without the flag: nothing below it, two levels down included */
+	la = knobs_attach_flags(pa, 0);
+	ASSERT_NE(NULL, la);
+	EXPECT_EQ(NULL, knobs_attach(pn));
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(NULL, knobs_attach(pd));
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(0, pn->bss->nr_init + pd->bss->nr_init);
+	bpf_link__destroy(la);
+
+	/* a with it: nested overrides; nested without it keeps deep out */
+	la = knobs_attach(pa);
+	ASSERT_NE(NULL, la);
+	ln = knobs_attach_flags(pn, 0);
+	ASSERT_NE(NULL, ln);
+	EXPECT_EQ(NULL, knobs_attach(pd));
+	EXPECT_EQ(EPERM, errno);
+	bpf_link__destroy(ln);
+
+	/* deep first: nested without the flag may not go above it */
+	ld = knobs_attach_flags(pd, 0);
+	ASSERT_NE(NULL, ld);
+	EXPECT_EQ(NULL, knobs_attach_flags(pn, 0));
+	EXPECT_EQ(EPERM, errno);
+	ln = knobs_attach(pn);
+	EXPECT_NE(NULL, ln);
+	EXPECT_TRUE(policy_attached("ovr_a") && policy_attached("ovr_n") &&
+		    policy_attached("ovr_d"));
+
+	bpf_link__destroy(ld);
+	bpf_link__destroy(ln);
+	bpf_link__destroy(la);
+	knobs__destroy(pd);
+	knobs__destroy(pn);
+	knobs__destroy(pa);
+	cg_remove(CG_DEEP);
+}
+
 TEST_F(scope, cgroup_removal_detaches)
 {
+	struct pollfd pfd = { .events = POLLIN };
 	struct bpf_link *l;
 	struct knobs *p;
 	uint64_t gone;
-	int i;
 
 	ASSERT_EQ(0, cg_create(CG_GONE, &gone));
 	p = policy("pol_gone", gone, 0, &l);
 	ASSERT_NE(NULL, l);
 	EXPECT_TRUE(policy_attached("pol_gone"));
+	/* the link reports its cgroup, and no hang-up while attached */
+	EXPECT_EQ((long long)gone, link_cgroup_id(l));
+	EXPECT_LT(0, link_map_id(l));
+	pfd.fd = bpf_link__fd(l);
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
 	ASSERT_EQ(0, cg_remove(CG_GONE));
-	for (i = 0; i < 50 && p->data->exit_reason < 0; i++)
-		usleep(100000);
+	/* detached once the cgroup's bpf state is released */
+	EXPECT_EQ(1, poll(&pfd, 1, 30000));
+	EXPECT_TRUE(pfd.revents & POLLHUP);
+	EXPECT_EQ(0, link_cgroup_id(l));
+	EXPECT_EQ(0, link_map_id(l));
 	EXPECT_FALSE(policy_attached("pol_gone"));
 	EXPECT_EQ(EXIT_CGROUP_REMOVED, p->data->exit_reason);
 	/* the link outlived the policy: closing it is harmless */

@@ -284,9 +284,9 @@ TEST_F_TIMEOUT(stress, run, 600)
 		uint64_t id_tmp;
 
 		/* random answers on a, knobs on b, swapped in place */
-		if (rp && !ops_data_set_cgroup_id(rp->obj, rp->maps.random_policy, id_a) &&
-		    !random_policy__load(rp))
-			lr = bpf_map__attach_struct_ops(rp->maps.random_policy);
+		if (rp && !random_policy__load(rp))
+			lr = ops_attach_cgroup(rp->maps.random_policy, id_a,
+					       BPF_F_ALLOW_OVERRIDE);
 		if (k1) {
 			k1->bss->veto = rounds & 1;
 			lk = knobs_attach(k1);
