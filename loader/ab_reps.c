@@ -360,7 +360,7 @@ static int one_run(struct reps *r, struct run *run)
 	snprintf(pname, sizeof(pname), "%.5s_%.25s", run->tag, r->objname[run->side]);
 	if (policy_open_load(&po, r->file[run->side], cgid, pname, NULL))
 		goto out;
-	link = policy_attach(&po, cgid);
+	link = policy_attach(&po, cg, cgid);
 	if (!link)
 		goto out;
 	if (pipe2(pfd, O_CLOEXEC)) {

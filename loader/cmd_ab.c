@@ -350,7 +350,7 @@ static int ab_together(const char *base, const char *files[2], double duration,
 		policy_close(&side[i].po);
 		if (policy_open_load(&side[i].po, side[i].file, side[i].cgid, name, NULL))
 			goto out;
-		side[i].link = policy_attach(&side[i].po, side[i].cgid);
+		side[i].link = policy_attach(&side[i].po, side[i].cg, side[i].cgid);
 		if (!side[i].link)
 			goto out;
 	}

@@ -679,7 +679,8 @@ static void apply_entry(const struct entry *e)
 			policy_unpin(e->name);
 			report(e->name, "detached", "its cgroup is gone: detached by the kernel");
 		}
-		if (policy_load_pinned(e->object, e->cgid, e->name, &e->knobs, NULL)) {
+		if (policy_load_pinned(e->object, e->cgroup, e->cgid, e->name,
+				       &e->knobs, NULL)) {
 			if (e->moving)
 				line_error(e->line, "%s: detached from %s, but not "
 					   "loaded on %s (above)", e->name,

@@ -92,7 +92,8 @@ int cmd_load(int argc, char **argv)
 	if (!foreground) {
 		char loaded[32];
 
-		if (policy_load_pinned(argv[optind], cgid, name, &knobs, loaded))
+		if (policy_load_pinned(argv[optind], cgroup, cgid, name, &knobs,
+				       loaded))
 			return 1;
 		if (!read_attr(loaded, "cgroup", cgbuf, sizeof(cgbuf)))
 			cgroup = cgbuf;
@@ -110,7 +111,7 @@ int cmd_load(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	if (policy_open_load(&po, argv[optind], cgid, name, &knobs))
 		return 1;
-	link = policy_attach(&po, cgid);
+	link = policy_attach(&po, cgroup, cgid);
 	if (!link) {
 		policy_close(&po);
 		return 1;

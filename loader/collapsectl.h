@@ -173,19 +173,22 @@ extern uint32_t policy_link_flags;
 int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 		     const char *name, const struct knobs *knobs);
 /*
- * Attach as a struct_ops link to cgroup @cgid (0: the root); explains
- * EBUSY (naming the holder) and friends.
+ * Attach as a struct_ops link to the cgroup v2 directory @cgroup, of id
+ * @cgid; explains EBUSY (naming the holder) and friends.
  */
-struct bpf_link *policy_attach(struct policy_obj *po, uint64_t cgid);
+struct bpf_link *policy_attach(struct policy_obj *po, const char *cgroup,
+			       uint64_t cgid);
 void policy_close(struct policy_obj *po);
 
 void pin_path(char *buf, size_t len, const char *name);
 /*
- * Load @file on cgroup @cgid as @name (NULL: the object's), attach and pin
- * it. 0, or 1 with the reason printed. @loaded gets the name (32 bytes).
+ * Load @file on cgroup directory @cgroup (id @cgid) as @name (NULL: the
+ * object's), attach and pin it. 0, or 1 with the reason printed. @loaded
+ * gets the name (32 bytes).
  */
-int policy_load_pinned(const char *file, uint64_t cgid, const char *name,
-		       const struct knobs *knobs, char *loaded);
+int policy_load_pinned(const char *file, const char *cgroup, uint64_t cgid,
+		       const char *name, const struct knobs *knobs,
+		       char *loaded);
 /* Remove @name's pin and wait for the kernel to detach it. 0 or 1. */
 int policy_unpin(const char *name);
 /* Replace pinned policy @name by the one in @file (link update). 0 or 1. */

@@ -285,10 +285,19 @@ int ops_cgroup_fd(uint64_t cgroup_id)
 	return fd < 0 ? -(err == ESTALE ? ENOENT : err) : fd;
 }
 
+struct bpf_link *ops_attach_cgroup_fd(const struct bpf_map *map,
+				      int cgroup_fd, uint32_t flags)
+{
+	LIBBPF_OPTS(bpf_struct_ops_opts, opts,
+		    .flags = BPF_F_CGROUP_FD | flags,
+		    .target_fd = cgroup_fd);
+
+	return bpf_map__attach_struct_ops_opts(map, &opts);
+}
+
 struct bpf_link *ops_attach_cgroup(const struct bpf_map *map,
 				   uint64_t cgroup_id, uint32_t flags)
 {
-	LIBBPF_OPTS(bpf_struct_ops_opts, opts, .flags = BPF_F_CGROUP_FD | flags);
 	struct bpf_link *link;
 	int fd, err;
 
@@ -297,8 +306,7 @@ struct bpf_link *ops_attach_cgroup(const struct bpf_map *map,
 		errno = -fd;
 		return NULL;
 	}
-	opts.target_fd = fd;
-	link = bpf_map__attach_struct_ops_opts(map, &opts);
+	link = ops_attach_cgroup_fd(map, fd, flags);
 	err = errno;
 	close(fd);
 	errno = err;

@@ -44,7 +44,11 @@ bool ops_data_kernel_has_hook(const char *hook);
 bool ops_data_has_hook(struct bpf_object *obj, struct bpf_map *map,
 		       const char *hook);
 
-/* An O_RDONLY fd of the cgroup v2 of id @cgroup_id (0: the root), or -errno */
+/*
+ * An O_RDONLY fd of the cgroup v2 of id @cgroup_id (0: the root), or
+ * -errno: opened by file handle, which takes CAP_DAC_READ_SEARCH (the
+ * tests; collapsectl opens cgroups by path).
+ */
 int ops_cgroup_fd(uint64_t cgroup_id);
 /*
  * Attach the loaded struct_ops @map to the cgroup v2 of id @cgroup_id (0:
@@ -54,6 +58,9 @@ int ops_cgroup_fd(uint64_t cgroup_id);
  */
 struct bpf_link *ops_attach_cgroup(const struct bpf_map *map,
 				   uint64_t cgroup_id, uint32_t flags);
+/* ops_attach_cgroup() to the cgroup v2 directory open at @cgroup_fd */
+struct bpf_link *ops_attach_cgroup_fd(const struct bpf_map *map,
+				      int cgroup_fd, uint32_t flags);
 
 #define OPS_HOOK_LEN	32
 /*

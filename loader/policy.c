@@ -196,13 +196,23 @@ int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 
 uint32_t policy_link_flags = BPF_F_ALLOW_OVERRIDE;
 
-struct bpf_link *policy_attach(struct policy_obj *po, uint64_t cgid)
+struct bpf_link *policy_attach(struct policy_obj *po, const char *cgroup,
+			       uint64_t cgid)
 {
-	struct bpf_link *link = ops_attach_cgroup(po->map, cgid,
-						  policy_link_flags);
+	struct bpf_link *link;
 	char holder[32];
-	int err = errno;
+	int fd, err;
 
+	fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		fail("cannot open cgroup %s: %s", cgroup, strerror(err));
+		errno = err;
+		return NULL;
+	}
+	link = ops_attach_cgroup_fd(po->map, fd, policy_link_flags);
+	err = errno;
+	close(fd);
 	if (link)
 		return link;
 	switch (err) {
@@ -284,8 +294,9 @@ static int pin_dir_ready(void)
 	return 0;
 }
 
-int policy_load_pinned(const char *file, uint64_t cgid, const char *name,
-		       const struct knobs *knobs, char *loaded)
+int policy_load_pinned(const char *file, const char *cgroup, uint64_t cgid,
+		       const char *name, const struct knobs *knobs,
+		       char *loaded)
 {
 	struct policy_obj po;
 	struct bpf_link *link;
@@ -304,7 +315,7 @@ int policy_load_pinned(const char *file, uint64_t cgid, const char *name,
 	err = pin_dir_ready();
 	if (err)
 		goto out;
-	link = policy_attach(&po, cgid);
+	link = policy_attach(&po, cgroup, cgid);
 	if (!link) {
 		err = 1;
 		goto out;
