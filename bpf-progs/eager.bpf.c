@@ -3,11 +3,10 @@
  * eager: the fastest huge page coverage.
  *
  * Collapses sparse ranges (max_ptes_none 511: one present page is enough),
- * keeps the kernel's swap and shared limits, lets khugepaged scan 8 times
- * more per pass (a root-only hook: attached on a child cgroup, pass_size
- * is not asked) and collapses MADV_COLLAPSE requests in batches of 8 PMDs.
- * Trades memory (up to 511 zero pages per huge page) and khugepaged CPU
- * time for TLB reach.
+ * keeps the kernel's swap and shared limits and collapses MADV_COLLAPSE
+ * requests in batches of 8 PMDs. Trades memory (up to 511 zero pages per
+ * huge page) for TLB reach. For khugepaged to reach it sooner, load pace
+ * (bigger khugepaged passes, a root-only hook) at the root beside it.
  */
 #include "collapse_ext.bpf.h"
 
@@ -27,14 +26,6 @@ u32 BPF_PROG(eager_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 	return 8;
 }
 
-SEC("struct_ops/pass_size")
-u32 BPF_PROG(eager_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
-{
-	/* base pages (the kernel clamps to 64x pages_to_scan) */
-	return dflt * 8;
-}
-
 COLLAPSE_EXT_OPS(eager,
 	.pte_limits = (void *)eager_pte_limits,
-	.batch_size = (void *)eager_batch_size,
-	.pass_size = (void *)eager_pass_size);
+	.batch_size = (void *)eager_batch_size);

@@ -3,8 +3,8 @@
  * elastic: eager's huge page coverage while memory is plentiful, the
  * zero-filled memory given back as the cgroup nears its limit.
  *
- * Collapses as eager does (max_ptes_none 511, MADV_COLLAPSE batches of 8,
- * khugepaged passes 8 times bigger) while the cgroup has at least room_mib
+ * Collapses as eager does (max_ptes_none 511, MADV_COLLAPSE batches of 8)
+ * while the cgroup has at least room_mib
  * below memory.high or memory.max (its own or an ancestor's). Its THPs
  * wait on the deferred split queue meanwhile (LATER). Once the room is
  * smaller, the reclaim that comes with it (memory.high, memory.max,
@@ -60,12 +60,6 @@ u32 BPF_PROG(elastic_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 	return 8;
 }
 
-SEC("struct_ops/pass_size")
-u32 BPF_PROG(elastic_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
-{
-	return dflt * 8;
-}
-
 SEC("struct_ops/split_underused")
 u32 BPF_PROG(elastic_split_underused, struct collapse_ext_underused *u)
 {
@@ -79,5 +73,4 @@ u32 BPF_PROG(elastic_split_underused, struct collapse_ext_underused *u)
 COLLAPSE_EXT_OPS(elastic,
 	.pte_limits = (void *)elastic_pte_limits,
 	.batch_size = (void *)elastic_batch_size,
-	.pass_size = (void *)elastic_pass_size,
 	.split_underused = (void *)elastic_split_underused);

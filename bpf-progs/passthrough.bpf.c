@@ -2,8 +2,8 @@
 /*
  * passthrough: answers every question exactly as the kernel would without
  * a policy (limits unchanged, the kernel's node, the default batch of one
- * PMD, sysfs's khugepaged pass, the whole of what is left of the pass for
- * every mm).
+ * PMD, the whole of what is left of the pass for every mm), with every
+ * hook a policy may have on any cgroup (pass_size, root-only, is pace's).
  *
  * Use it to measure what a policy costs (the hooks are called, nothing
  * changes) and as the regression baseline: the kernel's own khugepaged
@@ -38,15 +38,8 @@ u32 BPF_PROG(passthrough_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)
 	return dflt;
 }
 
-SEC("struct_ops/pass_size")
-u32 BPF_PROG(passthrough_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
-{
-	return dflt;
-}
-
 COLLAPSE_EXT_OPS(passthrough,
 	.pte_limits = (void *)passthrough_pte_limits,
 	.target_node = (void *)passthrough_target_node,
 	.batch_size = (void *)passthrough_batch_size,
-	.scan_budget = (void *)passthrough_scan_budget,
-	.pass_size = (void *)passthrough_pass_size);
+	.scan_budget = (void *)passthrough_scan_budget);

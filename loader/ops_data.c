@@ -263,6 +263,18 @@ bool ops_data_has_hook(struct bpf_object *obj, struct bpf_map *map,
 	return slot && size == sizeof(*slot) && *slot;
 }
 
+int ops_data_drop_hook(struct bpf_object *obj, struct bpf_map *map,
+		       const char *hook)
+{
+	size_t size;
+	void **slot = member_ptr(obj, map, hook, &size);
+
+	if (!slot || size != sizeof(*slot))
+		return -ENOENT;
+	*slot = NULL;
+	return 0;
+}
+
 int ops_cgroup_fd(uint64_t cgroup_id)
 {
 	struct {

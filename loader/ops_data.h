@@ -43,6 +43,9 @@ bool ops_data_kernel_has_hook(const char *hook);
 /* Does the (opened) policy of @map set its hook @hook? */
 bool ops_data_has_hook(struct bpf_object *obj, struct bpf_map *map,
 		       const char *hook);
+/* Leave the hook @hook of the (opened) policy of @map out; 0 or -ENOENT. */
+int ops_data_drop_hook(struct bpf_object *obj, struct bpf_map *map,
+		       const char *hook);
 
 /*
  * An O_RDONLY fd of the cgroup v2 of id @cgroup_id (0: the root), or

@@ -156,16 +156,18 @@ int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 		return 1;
 	}
 	/*
-	 * pass_size sizes khugepaged's pass, which crosses cgroups: only the
-	 * root's policy is asked. Elsewhere it would silently do nothing.
+	 * pass_size sizes khugepaged's pass, which crosses cgroups: the kernel
+	 * refuses it below the root (EOPNOTSUPP). Say so before loading.
 	 */
 	if (cgid && ops_data_has_hook(po->obj, po->map, "pass_size") &&
-	    cgid != cgroup_path_id(CGROUP_ROOT))
-		fprintf(stderr, "%scollapsectl: warning: %s: policy %s has a "
-			"pass_size hook, which only the root cgroup's policy is "
-			"asked: on this cgroup it is never called (load it on / "
-			"to size khugepaged's passes)\n", journal_prio(LOG_WARNING),
-			file, po->name);
+	    cgid != cgroup_path_id(CGROUP_ROOT)) {
+		policy_close(po);
+		return fail("%s: policy %s has a pass_size hook, which only a "
+			    "policy on the root cgroup may have (a khugepaged "
+			    "pass crosses cgroups): load it on /, or use a "
+			    "policy without the hook (pace.bpf.o sizes the "
+			    "passes at the root)", file, po->name);
+	}
 	err = ops_data_drop_missing_hooks(po->obj, po->map, dropped,
 					  sizeof(dropped));
 	if (err) {
@@ -238,6 +240,19 @@ struct bpf_link *policy_attach(struct policy_obj *po, const char *cgroup,
 		     (unsigned long long)cgid,
 		     policy_link_flags & BPF_F_ALLOW_OVERRIDE ? "" :
 		     ", nor any below it while this one is --no-override");
+		break;
+	case ENODEV:
+		fail("cgroup %s has no memory controller of its own, so no "
+		     "memory is charged to it and '%s' would never be asked: "
+		     "enable it in its parent (echo +memory > PARENT/"
+		     "cgroup.subtree_control) or load the policy on the "
+		     "parent", cgroup, po->name);
+		break;
+	case EOPNOTSUPP:
+		fail("'%s' has a pass_size hook, which only a policy on the "
+		     "root cgroup may have (a khugepaged pass crosses "
+		     "cgroups): load it on /, or use a policy without the hook",
+		     po->name);
 		break;
 	case EINVAL:
 		fail("the kernel refused '%s': only defined flags "

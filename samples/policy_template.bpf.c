@@ -68,7 +68,11 @@ u32 BPF_PROG(template_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 	return dflt;
 }
 
-/* Once per khugepaged pass, root policy only: base pages to scan. */
+/*
+ * Once per khugepaged pass: base pages to scan. Root-only: the kernel
+ * refuses a policy with this hook on any other cgroup (EOPNOTSUPP), so
+ * delete it from a cgroup's policy.
+ */
 SEC("struct_ops/pass_size")
 u32 BPF_PROG(template_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
 {

@@ -21,7 +21,7 @@
  *       64 for a remote agent: one process_madvise() over a live target's
  *       64 vmas; the agent's time per GiB, the target's reads meanwhile
  *   collapse_bench khugepaged [--mb N] [--reps N]   time to 90% coverage:
- *       default, eager, pages_to_scan x8
+ *       default, pace (8x passes at the root), pages_to_scan x8
  *   collapse_bench khugepaged-stalls [--mb N] [--reps N]   the writer's
  *       and reader's stalls while khugepaged collapses their memory, and
  *       while it leaves it alone
@@ -832,13 +832,13 @@ static int khugepaged(void)
 				break;
 			case 1:
 				if (run_cmd(out, sizeof(out), "collapsectl load " BPF
-					    "eager.bpf.o")) {
+					    "pace.bpf.o")) {
 					fprintf(stderr, "%s", out);
 					rc = 1;
 					break;
 				}
-				coverage("eager", 4096, r);
-				run_cmd(out, sizeof(out), "collapsectl unload eager");
+				coverage("pace", 4096, r);
+				run_cmd(out, sizeof(out), "collapsectl unload pace");
 				break;
 			case 2:
 				coverage("pages_to_scan_x8", 8 * 4096, r);

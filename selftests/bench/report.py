@@ -379,7 +379,7 @@ def batch_remote(res, out):
 
 
 def khugepaged(res, out):
-    cases = ["default", "eager", "pages_to_scan_x8"]
+    cases = ["default", "pace", "pages_to_scan_x8"]
     sel = res.select(bench="khugepaged")
     if not sel:
         return
@@ -389,7 +389,7 @@ def khugepaged(res, out):
                f"for all; median [95% CI] over the reps that reached 90% within {lim} s):\n")
     out.append("| case | pages per pass | s to 90% | reached 90% | khugepaged CPU s |")
     out.append("|---|---|---|---|---|")
-    labels = {"default": "default", "eager": "`eager` policy (x8 pass)",
+    labels = {"default": "default", "pace": "`pace` policy (x8 pass)",
               "pages_to_scan_x8": "sysfs `pages_to_scan` x8"}
     for c in cases:
         ss = res.select(bench="khugepaged", case=c)
@@ -400,17 +400,17 @@ def khugepaged(res, out):
         out.append(f"| {labels[c]} | {ss[0]['pages_to_scan']} | {t} | {len(reached)} of {len(ss)} | "
                    f"{with_ci([s['khugepaged_cpu_s'] for s in ss], 3)} |")
     out.append("")
-    a = res.values("s_to_90pct", bench="khugepaged", case="eager")
+    a = res.values("s_to_90pct", bench="khugepaged", case="pace")
     b = res.values("s_to_90pct", bench="khugepaged", case="pages_to_scan_x8")
     if a and b:
         m, lo, hi = boot_ratio(a, b)
-        out.append(f"- `eager` vs `pages_to_scan` x8, time to 90%: "
+        out.append(f"- `pace` vs `pages_to_scan` x8, time to 90%: "
                    f"{verdict(m, lo, hi, n=min(len(a), len(b)))}")
-    a = res.values("s_to_90pct", bench="khugepaged", case="eager")
+    a = res.values("s_to_90pct", bench="khugepaged", case="pace")
     b = res.values("s_to_90pct", bench="khugepaged", case="default")
     if a and b:
         m, lo, hi = boot_ratio(a, b)
-        out.append(f"- `eager` vs default, time to 90%: {verdict(m, lo, hi, n=min(len(a), len(b)))}")
+        out.append(f"- `pace` vs default, time to 90%: {verdict(m, lo, hi, n=min(len(a), len(b)))}")
     out.append("")
 
 

@@ -85,6 +85,15 @@ int cg_remove(const char *path)
 	return rmdir(full) ? -errno : 0;
 }
 
+int cg_memory_subtree(const char *path, bool on)
+{
+	char ctl[256];
+
+	snprintf(ctl, sizeof(ctl), CGROOT "%s%scgroup.subtree_control", path,
+		 path[0] ? "/" : "");
+	return write_str(ctl, on ? "+memory" : "-memory");
+}
+
 int cg_move(const char *path, pid_t pid)
 {
 	char procs[256];

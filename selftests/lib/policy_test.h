@@ -54,6 +54,13 @@ long cg_current_kb(const char *path);
 int cg_create(const char *path, uint64_t *id);
 int cg_remove(const char *path);
 uint64_t cg_id(const char *path);
+/*
+ * Enable (@on) or disable the memory controller in PATH's
+ * cgroup.subtree_control, so that its children get a memcg of their own
+ * (a policy is refused on a cgroup without one); 0 or -errno. PATH may
+ * then hold no process.
+ */
+int cg_memory_subtree(const char *path, bool on);
 /* Move @pid into cgroup PATH ("" for the root). */
 int cg_move(const char *path, pid_t pid);
 

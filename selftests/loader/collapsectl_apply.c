@@ -67,6 +67,13 @@ FIXTURE_SETUP(apply)
 	ASSERT_EQ(0, cg_create(SLICE, &self->web));
 	ASSERT_EQ(0, cg_create("ce_b", &self->b));
 	ASSERT_EQ(0, cg_create("ce_c", &self->c));
+	/*
+	 * As systemd does, the slices (and ce_b) give their children a memcg,
+	 * which a policy needs (ENODEV without): they hold no process then.
+	 */
+	ASSERT_EQ(0, cg_memory_subtree("ce.slice", true));
+	ASSERT_EQ(0, cg_memory_subtree(SLICE, true));
+	ASSERT_EQ(0, cg_memory_subtree("ce_b", true));
 }
 
 static void follow_kill(void);
@@ -76,6 +83,7 @@ FIXTURE_TEARDOWN(apply)
 	follow_kill();
 	unload_pinned_policies();
 	cg_remove(SLICE "/ce_svc.service");
+	cg_remove(SLICE "/ce_run.service");
 	cg_remove(SLICE);
 	cg_remove("ce.slice");
 	cg_remove("ce_b/kid");
@@ -113,9 +121,10 @@ TEST_F(apply, loads_good_lines_reports_bad_ones)
 	EXPECT_EQ(self->b, policy_cgroup("b"));
 	EXPECT_EQ(0, policy_cgroup("c"));
 	EXPECT_EQ(0, policy_cgroup("f"));
-	/* the slice's policy governs it */
+	/* the slice's policy governs its services */
 	EXPECT_EQ(0, policy_stat("web", "calls_pte_limits"));
-	run_in_cgroup(SLICE, sparse_collapse, NULL);
+	ASSERT_EQ(0, cg_create(SLICE "/ce_run.service", NULL));
+	run_in_cgroup(SLICE "/ce_run.service", sparse_collapse, NULL);
 	EXPECT_LT(0, policy_stat("web", "calls_pte_limits"));
 
 	/* usage errors and unusable files lose nothing */

@@ -164,17 +164,23 @@ TEST_F(ctl, load_into_cgroup_with_name)
 	EXPECT_EQ(EBUSY, run_in_cgroup("ctl_cg", sparse_collapse, NULL));
 	EXPECT_EQ(0, run_in_cgroup("", sparse_collapse, NULL));
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl unload tight"));
-	/* a root-only hook (eager's pass_size) on a cgroup: said, still loaded */
+	/* eager has no root-only hook: on a cgroup, no warning */
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF
 			     "eager.bpf.o --cgroup /sys/fs/cgroup/ctl_cg"));
-	EXPECT_NE(NULL, strstr(out, "warning: " BPF "eager.bpf.o: policy eager has a "
-			       "pass_size hook, which only the root cgroup's policy is "
-			       "asked")) TH_LOG("%s", out);
-	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl unload eager"));
-	/* at the root: no warning */
-	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF "eager.bpf.o"));
 	EXPECT_EQ(NULL, strstr(out, "warning")) TH_LOG("%s", out);
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl unload eager"));
+	/* a root-only hook (pace's pass_size) on a cgroup: refused, nothing left */
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load " BPF
+			     "pace.bpf.o --cgroup /sys/fs/cgroup/ctl_cg"));
+	EXPECT_NE(NULL, strstr(out, "collapsectl: " BPF "pace.bpf.o: policy pace has a "
+			       "pass_size hook, which only a policy on the root "
+			       "cgroup may have")) TH_LOG("%s", out);
+	EXPECT_FALSE(policy_attached("pace"));
+	EXPECT_NE(0, access("/sys/fs/bpf/collapse_ext/pace", F_OK));
+	/* at the root: loaded */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF "pace.bpf.o"));
+	EXPECT_EQ(NULL, strstr(out, "warning")) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl unload pace"));
 	EXPECT_EQ(0, cg_remove("ctl_cg"));
 }
 

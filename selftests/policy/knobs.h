@@ -29,23 +29,36 @@ static inline struct knobs *knobs_open(void)
 }
 
 /*
- * A knobs policy named @name (NULL keeps "knobs") for cgroup @cgid (0 is
- * the root), loaded but not attached: set its .bss answers, then
- * knobs_attach().
+ * knobs_load() with every hook knobs has, pass_size too, whatever the
+ * cgroup (the kernel refuses pass_size below the root).
  */
-static inline struct knobs *knobs_load(const char *name, uint64_t cgid)
+static inline struct knobs *knobs_load_all(const char *name, uint64_t cgid,
+					   bool pass_size)
 {
 	struct knobs *skel = knobs_open();
 
 	if (!skel)
 		return NULL;
 	if ((name && ops_data_set_name(skel->obj, skel->maps.knobs, name)) ||
+	    (!pass_size &&
+	     ops_data_drop_hook(skel->obj, skel->maps.knobs, "pass_size")) ||
 	    knobs__load(skel)) {
 		knobs__destroy(skel);
 		return NULL;
 	}
 	skel->bss->link_cgroup_id = cgid;
 	return skel;
+}
+
+/*
+ * A knobs policy named @name (NULL keeps "knobs") for cgroup @cgid (0 is
+ * the root), loaded but not attached: set its .bss answers, then
+ * knobs_attach(). Below the root it has no pass_size hook, which only the
+ * root's policy may have.
+ */
+static inline struct knobs *knobs_load(const char *name, uint64_t cgid)
+{
+	return knobs_load_all(name, cgid, !cgid || cgid == cg_id(""));
 }
 
 /*

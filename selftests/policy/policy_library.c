@@ -99,9 +99,9 @@ TEST_F_TIMEOUT(loads, every_policy_loads, 300)
 	}
 	closedir(dir);
 	/* passthrough, frugal, eager, latency, numa_local, numa_spread,
-	 * adaptive, remote_limits, priority, skip_huge, mthp_frugal, elastic
-	 * and the template */
-	EXPECT_LE(13, n);
+	 * adaptive, remote_limits, priority, skip_huge, mthp_frugal, elastic,
+	 * pace and the template */
+	EXPECT_LE(14, n);
 }
 
 TEST(frugal_refuses_what_eager_collapses)
@@ -552,12 +552,13 @@ TEST_F_TIMEOUT(khugepaged, skip_huge_skips_huge_mms, 180)
 }
 
 /*
- * eager at the root, khugepaged refusing half-empty ranges (max_ptes_none
- * 0) in passes of one PMD, one pass a second: eager's limits collapse a
- * 16-PMD half-empty heap anyway, in passes 8 times as big (one PMD a pass
- * would need 16 passes).
+ * eager on a cgroup and pace at the root (pass_size is root-only),
+ * khugepaged refusing half-empty ranges (max_ptes_none 0) in passes of one
+ * PMD, one pass a second: eager's limits collapse a 16-PMD half-empty heap
+ * anyway, in passes 8 times as big as sysfs's (one PMD a pass would need
+ * 16 passes). Both answer: the passes are pace's, the collapses eager's.
  */
-TEST_F_TIMEOUT(khugepaged, eager_sparse_ranges_in_bigger_passes, 240)
+TEST_F_TIMEOUT(khugepaged, eager_sparse_ranges_in_paced_passes, 240)
 {
 	struct thp_settings s = *thp_current_settings();
 	struct hp_child c = {};
@@ -567,17 +568,24 @@ TEST_F_TIMEOUT(khugepaged, eager_sparse_ranges_in_bigger_passes, 240)
 	s.khugepaged.pages_to_scan = HPAGE_NR;
 	s.khugepaged.scan_sleep_millisecs = 1000;
 	thp_push_settings(&s);
-	ASSERT_EQ(0, load("eager"));
-	passes = policy_stat("eager", "khugepaged_passes");
-	ASSERT_EQ(0, hp_child_start_sparse(&c, "", 16, skip_half));
+	ASSERT_EQ(0, cg_create("ce_eager", NULL));
+	ASSERT_EQ(0, load("pace")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF
+			     "eager.bpf.o --cgroup " CGROOT "ce_eager")) TH_LOG("%s", out);
+	passes = policy_stat("pace", "khugepaged_passes");
+	ASSERT_EQ(0, hp_child_start_sparse(&c, "ce_eager", 16, skip_half));
 	EXPECT_TRUE(hp_child_wait_huge(&c, 120));
-	passes = policy_stat("eager", "khugepaged_passes") - passes;
+	passes = policy_stat("pace", "khugepaged_passes") - passes;
 	TH_LOG("16 half-empty PMDs collapsed within %ld passes", passes);
 	EXPECT_LT(0, passes);
 	EXPECT_GT(8, passes);
-	EXPECT_LE(16, policy_stat("eager", "collapse_succeeded"));
+	EXPECT_LE(2, policy_stat("pace", "calls_pass_size"));
+	EXPECT_EQ(16, policy_stat("eager", "collapse_succeeded"));
+	EXPECT_EQ(0, policy_stat("pace", "collapse_succeeded"));
 	hp_child_stop(&c);
 	unload("eager");
+	unload("pace");
+	EXPECT_EQ(0, cg_remove("ce_eager"));
 	thp_pop_settings();
 }
 

@@ -2,7 +2,10 @@
 /*
  * Scope: a policy governs its cgroup subtree; two cgroups run two
  * policies at once; a nested cgroup inherits; a process outside gets the
- * default; one policy per cgroup (EBUSY), unique names (EEXIST); a policy
+ * default; one policy per cgroup (EBUSY), unique names (EEXIST); one
+ * key, the memcg: no policy on a cgroup without a memcg (ENODEV), and a
+ * cgroup that loses its memcg loses its policy's say; pass_size only at
+ * the root (EOPNOTSUPP); a policy
  * attached without BPF_F_ALLOW_OVERRIDE keeps policies out of its subtree;
  * removing a cgroup detaches its policy's link (EPOLLHUP, link info
  * detached); a link update swaps a policy with no
@@ -36,9 +39,14 @@ FIXTURE(scope)
 	uint64_t a, b;
 };
 
+/*
+ * A's children have a memcg of their own (a policy sits only where memory
+ * is charged): A's workloads run in A/nested, A holding no process.
+ */
 FIXTURE_SETUP(scope)
 {
 	ASSERT_EQ(0, cg_create(CG_A, &self->a));
+	ASSERT_EQ(0, cg_memory_subtree(CG_A, true));
 	ASSERT_EQ(0, cg_create(CG_NESTED, NULL));
 	ASSERT_EQ(0, cg_create(CG_B, &self->b));
 }
@@ -78,19 +86,22 @@ TEST_F(scope, two_cgroups_nested_and_outside)
 	ASSERT_NE(NULL, la);
 	ASSERT_NE(NULL, lb);
 
-	EXPECT_EQ(EBUSY, run_in_cgroup(CG_A, collapse_one, NULL));
+	EXPECT_EQ(EBUSY, run_in_cgroup(CG_NESTED, collapse_one, NULL));
 	EXPECT_EQ(1, pa->bss->nr_pte_limits);
 	EXPECT_EQ(0, pb->bss->nr_pte_limits);
 	EXPECT_EQ(self->a, pa->bss->seen_cgroup_id);
+	EXPECT_EQ(cg_id(CG_NESTED), pa->bss->seen_owner_cgroup_id);
 
 	EXPECT_EQ(0, run_in_cgroup(CG_B, collapse_one, NULL));
 	EXPECT_EQ(1, pb->bss->nr_pte_limits);
 	EXPECT_EQ(self->b, pb->bss->seen_owner_cgroup_id);
 
-	/* nested inherits A */
-	EXPECT_EQ(EBUSY, run_in_cgroup(CG_NESTED, collapse_one, NULL));
+	/* two levels down (deep's memcg is nested's) inherits A */
+	ASSERT_EQ(0, cg_create(CG_DEEP, NULL));
+	EXPECT_EQ(EBUSY, run_in_cgroup(CG_DEEP, collapse_one, NULL));
 	EXPECT_EQ(2, pa->bss->nr_pte_limits);
-	EXPECT_EQ(cg_id(CG_NESTED), pa->bss->seen_owner_cgroup_id);
+	EXPECT_EQ(cg_id(CG_DEEP), pa->bss->seen_owner_cgroup_id);
+	EXPECT_EQ(0, cg_remove(CG_DEEP));
 
 	/* outside both: the kernel's default, no policy consulted */
 	EXPECT_EQ(0, run_in_cgroup("", collapse_one, NULL));
@@ -171,6 +182,7 @@ TEST_F(scope, override_needs_the_flag_above)
 	struct bpf_link *la, *ln, *ld;
 	uint64_t deep;
 
+	ASSERT_EQ(0, cg_memory_subtree(CG_NESTED, true));
 	ASSERT_EQ(0, cg_create(CG_DEEP, &deep));
 	pd = knobs_load("ovr_d", deep);
 	ASSERT_NE(NULL, pa);
@@ -213,6 +225,109 @@ TEST_F(scope, override_needs_the_flag_above)
 	knobs__destroy(pn);
 	knobs__destroy(pa);
 	cg_remove(CG_DEEP);
+}
+
+/*
+ * A policy sits where memory is charged: on a cgroup without a memcg of
+ * its own (deep: nested's subtree_control has no +memory) it would never
+ * be asked, and is refused with ENODEV before its init() runs.
+ */
+TEST_F(scope, cgroup_without_memcg_refused)
+{
+	struct bpf_link *l;
+	struct knobs *p;
+	uint64_t deep;
+
+	ASSERT_EQ(0, cg_create(CG_DEEP, &deep));
+	p = knobs_load("nomemcg", deep);
+	ASSERT_NE(NULL, p);
+	l = knobs_attach(p);
+	EXPECT_EQ(NULL, l);
+	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(0, p->bss->nr_init);
+	EXPECT_FALSE(policy_attached("nomemcg"));
+	/* with nested's memory controller on, deep has a memcg: attached */
+	ASSERT_EQ(0, cg_memory_subtree(CG_NESTED, true));
+	l = knobs_attach(p);
+	EXPECT_NE(NULL, l);
+	EXPECT_EQ(1, p->bss->nr_init);
+	bpf_link__destroy(l);
+	knobs__destroy(p);
+	EXPECT_EQ(0, cg_remove(CG_DEEP));
+}
+
+/*
+ * One key, the memcg: a policy on nested governs nested's memory while
+ * nested has a memcg. Once A's subtree_control drops the memory
+ * controller, nested's task charges A's memcg, and the policy of nested
+ * (still its task's cgroup) is no longer asked; a link update is refused
+ * (ENODEV) and leaves the policy as it was. With the controller back, it
+ * is asked again.
+ */
+TEST_F(scope, policy_follows_the_memcg_not_the_task)
+{
+	struct bpf_link *l;
+	struct knobs *p = policy("bymemcg", cg_id(CG_NESTED), 1, &l);
+	struct knobs *next = knobs_load("bymemcg", cg_id(CG_NESTED));
+
+	ASSERT_NE(NULL, l);
+	ASSERT_NE(NULL, next);
+	EXPECT_EQ(EBUSY, run_in_cgroup(CG_NESTED, collapse_one, NULL));
+	EXPECT_EQ(1, p->bss->nr_pte_limits);
+
+	ASSERT_EQ(0, cg_memory_subtree(CG_A, false));
+	EXPECT_EQ(0, run_in_cgroup(CG_NESTED, collapse_one, NULL));
+	EXPECT_EQ(1, p->bss->nr_pte_limits);
+	EXPECT_EQ(-ENODEV, bpf_link__update_map(l, next->maps.knobs));
+	EXPECT_EQ(0, next->bss->nr_init);
+	EXPECT_EQ(-1, p->data->exit_reason);
+	EXPECT_TRUE(policy_attached("bymemcg"));
+
+	ASSERT_EQ(0, cg_memory_subtree(CG_A, true));
+	EXPECT_EQ(EBUSY, run_in_cgroup(CG_NESTED, collapse_one, NULL));
+	EXPECT_EQ(2, p->bss->nr_pte_limits);
+	bpf_link__destroy(l);
+	knobs__destroy(next);
+	knobs__destroy(p);
+}
+
+/*
+ * pass_size is asked of the root's policy only: a policy with the hook is
+ * refused below the root (EOPNOTSUPP) before its init() runs, at attach
+ * and by a link update (the policy attached stays as it was), and is
+ * attached at the root.
+ */
+TEST_F(scope, pass_size_below_the_root_refused)
+{
+	struct knobs *with = knobs_load_all("rootonly", self->a, true);
+	struct knobs *without = knobs_load("rootonly", self->a);
+	struct knobs *root = knobs_load_all("rootonly", 0, true);
+	struct bpf_link *l;
+
+	ASSERT_NE(NULL, with);
+	ASSERT_NE(NULL, without);
+	ASSERT_NE(NULL, root);
+	EXPECT_EQ(NULL, knobs_attach(with));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(0, with->bss->nr_init);
+	EXPECT_FALSE(policy_attached("rootonly"));
+
+	l = knobs_attach(without);
+	ASSERT_NE(NULL, l);
+	EXPECT_EQ(-EOPNOTSUPP, bpf_link__update_map(l, with->maps.knobs));
+	EXPECT_EQ(0, with->bss->nr_init);
+	EXPECT_EQ(-1, without->data->exit_reason);
+	without->bss->veto = 1;
+	EXPECT_EQ(EBUSY, run_in_cgroup(CG_NESTED, collapse_one, NULL));
+	bpf_link__destroy(l);
+
+	l = knobs_attach(root);
+	EXPECT_NE(NULL, l);
+	EXPECT_EQ(1, root->bss->nr_init);
+	bpf_link__destroy(l);
+	knobs__destroy(root);
+	knobs__destroy(without);
+	knobs__destroy(with);
 }
 
 TEST_F(scope, cgroup_removal_detaches)
@@ -308,14 +423,14 @@ TEST_F(scope, link_update_swaps_in_place)
 	ASSERT_NE(NULL, other);
 	new->bss->veto = 1;
 
-	EXPECT_EQ(0, run_in_cgroup(CG_A, collapse_one, NULL));
+	EXPECT_EQ(0, run_in_cgroup(CG_NESTED, collapse_one, NULL));
 	EXPECT_EQ(0, bpf_link__update_map(l, new->maps.knobs));
 	EXPECT_EQ(EXIT_SWAPPED, old->data->exit_reason);
 	EXPECT_EQ(1, new->bss->nr_init);
 	EXPECT_EQ(1, policy_stat("swapme", "swaps"));
 	/* counters carried over; the new ops answer now */
 	EXPECT_EQ(1, policy_stat("swapme", "collapse_succeeded"));
-	EXPECT_EQ(EBUSY, run_in_cgroup(CG_A, collapse_one, NULL));
+	EXPECT_EQ(EBUSY, run_in_cgroup(CG_NESTED, collapse_one, NULL));
 	EXPECT_EQ(1, new->bss->nr_pte_limits);
 	EXPECT_EQ(1, old->bss->nr_pte_limits);
 
@@ -349,7 +464,7 @@ TEST_F_TIMEOUT(scope, swap_mid_range_never_mixes, 120)
 	ASSERT_NE(NULL, l);
 	ASSERT_NE(NULL, new);
 	old->bss->spin_ns = 300 * 1000 * 1000;
-	pid = start_in_cgroup(CG_A, collapse_one, NULL);
+	pid = start_in_cgroup(CG_NESTED, collapse_one, NULL);
 	ASSERT_LT(0, pid);
 	/* swap while the range is inside the old pte_limits */
 	for (i = 0; i < 3000 && !old->bss->inflight; i++)
@@ -365,7 +480,7 @@ TEST_F_TIMEOUT(scope, swap_mid_range_never_mixes, 120)
 	EXPECT_EQ(0, new->bss->nr_collapsed);
 
 	/* the next range asks the new ops, all of them */
-	EXPECT_EQ(0, run_in_cgroup(CG_A, collapse_one, NULL));
+	EXPECT_EQ(0, run_in_cgroup(CG_NESTED, collapse_one, NULL));
 	EXPECT_EQ(1, new->bss->nr_pte_limits);
 	EXPECT_EQ(1, new->bss->nr_target_node);
 	EXPECT_EQ(1, new->bss->nr_collapsed);
@@ -440,7 +555,7 @@ TEST_F_TIMEOUT(scope, swap_never_shows_default, 180)
 	ASSERT_NE(NULL, p[1]);
 	p[1]->bss->veto = 1;
 
-	pid = start_loop(CG_A, st);
+	pid = start_loop(CG_NESTED, st);
 	ASSERT_LT(0, pid);
 	for (i = 1; i <= 40; i++) {
 		/* swap back and forth between two vetoing policies */
@@ -467,7 +582,7 @@ TEST_F_TIMEOUT(scope, detach_while_collapsing, 180)
 	int i;
 
 	ASSERT_NE(NULL, st);
-	pid = start_loop(CG_A, st);
+	pid = start_loop(CG_NESTED, st);
 	ASSERT_LT(0, pid);
 	for (i = 0; i < 20; i++) {
 		struct bpf_link *l;

@@ -354,4 +354,75 @@ TEST_F(split, nonsense_splits_nothing)
 	EXPECT_EQ(0, policy_stat("knobs", "underused_split"));
 }
 
+#define CG_TOP		"ce_split_top"
+#define CG_MID		CG_TOP "/mid"
+#define CG_LEAF		CG_MID "/leaf"
+
+/*
+ * Collapse THPs in @cg's memcg and split them (SPLIT) with the deferred
+ * split shrinker; the policy that answers counts both.
+ */
+static void collapse_then_split(struct __test_metadata *_metadata,
+				struct region *r, const char *cg)
+{
+	ASSERT_EQ(0, sparse_thps(r, cg, NR_THPS, sparse));
+	ASSERT_EQ(0, cg_move("", getpid()));
+	ASSERT_EQ(0, shrink_all());
+	EXPECT_TRUE(none_huge(r));
+	EXPECT_TRUE(region_check(r, skip_unfilled));
+	region_unmap(r);
+}
+
+/*
+ * One key for collapse and split, on an ancestor: the memory of
+ * top/mid/leaf (a memcg at every level) is collapsed and split under the
+ * policy on top, two levels up, which the split asks with the leaf's
+ * cgroup id; with another policy on mid in between, under mid's alone.
+ */
+TEST_F(split, ancestor_policy_collapses_and_splits)
+{
+	struct knobs *top, *mid;
+	struct bpf_link *lt, *lm;
+	uint64_t leaf;
+
+	ASSERT_EQ(0, cg_create(CG_TOP, NULL));
+	ASSERT_EQ(0, cg_memory_subtree(CG_TOP, true));
+	ASSERT_EQ(0, cg_create(CG_MID, NULL));
+	ASSERT_EQ(0, cg_memory_subtree(CG_MID, true));
+	ASSERT_EQ(0, cg_create(CG_LEAF, &leaf));
+	top = knobs_load("split_top", cg_id(CG_TOP));
+	mid = knobs_load("split_mid", cg_id(CG_MID));
+	ASSERT_NE(NULL, top);
+	ASSERT_NE(NULL, mid);
+	top->data->underused_verdict = V_SPLIT;
+	mid->data->underused_verdict = V_SPLIT;
+	lt = knobs_attach(top);
+	ASSERT_NE(NULL, lt);
+
+	collapse_then_split(_metadata, &self->ra, CG_LEAF);
+	EXPECT_EQ(NR_THPS, policy_stat("split_top", "collapse_succeeded"));
+	EXPECT_EQ(NR_THPS, policy_stat("split_top", "underused_split"));
+	EXPECT_EQ(NR_THPS, top->bss->nr_underused_first);
+	EXPECT_EQ(leaf, top->bss->su_cgroup_id);
+
+	lm = knobs_attach(mid);
+	ASSERT_NE(NULL, lm);
+	collapse_then_split(_metadata, &self->ra, CG_LEAF);
+	EXPECT_EQ(NR_THPS, policy_stat("split_mid", "collapse_succeeded"));
+	EXPECT_EQ(NR_THPS, policy_stat("split_mid", "underused_split"));
+	EXPECT_EQ(leaf, mid->bss->su_cgroup_id);
+	/* top asked about nothing more */
+	EXPECT_EQ(NR_THPS, policy_stat("split_top", "collapse_succeeded"));
+	EXPECT_EQ(NR_THPS, policy_stat("split_top", "underused_split"));
+	EXPECT_EQ(NR_THPS, top->bss->nr_underused_first);
+
+	bpf_link__destroy(lm);
+	bpf_link__destroy(lt);
+	knobs__destroy(mid);
+	knobs__destroy(top);
+	EXPECT_EQ(0, cg_remove(CG_LEAF));
+	EXPECT_EQ(0, cg_remove(CG_MID));
+	EXPECT_EQ(0, cg_remove(CG_TOP));
+}
+
 TEST_HARNESS_MAIN

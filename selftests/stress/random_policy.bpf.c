@@ -33,14 +33,6 @@ u32 BPF_PROG(random_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 	return r & 1 ? r : r % 70;
 }
 
-SEC("struct_ops/pass_size")
-u32 BPF_PROG(random_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
-{
-	u32 r = bpf_get_prandom_u32();
-
-	return r & 1 ? r : r % 4096;
-}
-
 SEC("struct_ops/scan_budget")
 u32 BPF_PROG(random_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)
 {
@@ -60,5 +52,4 @@ COLLAPSE_EXT_OPS(random_policy,
 	.target_node = (void *)random_target_node,
 	.batch_size = (void *)random_batch_size,
 	.scan_budget = (void *)random_scan_budget,
-	.pass_size = (void *)random_pass_size,
 	.collapsed = (void *)random_collapsed);

@@ -307,7 +307,6 @@ TEST_F_TIMEOUT(stress, run, 600)
 		random_ranges += r_ranges;
 		knobs_ranges += k_ranges;
 		random_clamped += stat_or_0("random_policy", "batch_size_clamped") +
-				  stat_or_0("random_policy", "pass_size_clamped") +
 				  stat_or_0("random_policy", "target_node_invalid");
 		/* a cgroup removed with its policy attached (mid-call: policy_scope) */
 		if (!cg_create("ce_stress/tmp", &id_tmp)) {
