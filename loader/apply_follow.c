@@ -3,14 +3,16 @@
  * collapsectl apply --follow: keep the policies a file lists attached
  * while their cgroups come and go. A service's cgroup exists only while
  * it runs, and when it is removed the kernel detaches the policy on it;
- * so apply runs again whenever a cgroup directory appears or goes (inotify
- * on the cgroup2 root, every slice below it, and the nearest existing
- * ancestor of each listed path), and every interval as a safety net.
- * A mkdir or rmdir in cgroupfs goes through the VFS like any other, so
- * its parent directory reports IN_CREATE or IN_DELETE; the files a cgroup
- * comes with are made by the kernel and report nothing.
+ * so apply runs again whenever a cgroup directory appears (inotify on the
+ * cgroup2 root, every slice below it, and the nearest existing ancestor
+ * of each listed path), whenever the kernel detaches a policy's link
+ * (EPOLLHUP on the pinned link: its cgroup was removed), and every
+ * interval as a safety net. A mkdir in cgroupfs goes through the VFS like
+ * any other, so its parent directory reports IN_CREATE; the files a
+ * cgroup comes with are made by the kernel and report nothing.
  */
 #define _GNU_SOURCE	/* nftw's FTW_ACTIONRETVAL, ppoll */
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -26,11 +28,13 @@
 #include <time.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "collapsectl.h"
 
-#define WATCH_MASK	(IN_CREATE | IN_DELETE | IN_ONLYDIR)
+#define WATCH_MASK	(IN_CREATE | IN_ONLYDIR)
 #define SETTLE_MS	200	/* a unit's start makes several cgroups */
+#define MAX_LINKS	256	/* pinned links watched for a hang-up */
 
 static volatile sig_atomic_t got_signal;
 static int ifd = -1, nr_watches;
@@ -80,6 +84,38 @@ static void watch(double interval)
 			"(%s): applying every %g s only\n", journal_prio(LOG_WARNING),
 			CGROUP_ROOT, strerror(errno), interval);
 	warned = true;
+}
+
+/*
+ * The pinned links of the attached policies, into @pfd (at most @max):
+ * the kernel detaches a policy whose cgroup is removed, and its link then
+ * reports EPOLLHUP. A link that already reports it is left out: a pass
+ * has seen that detach, and polling it would wake at once. The caller
+ * closes the fds.
+ */
+static int watch_links(struct pollfd *pfd, int max)
+{
+	DIR *dir = opendir(PIN_DIR);
+	char path[PATH_MAX];
+	struct dirent *de;
+	int n = 0, fd;
+
+	while (dir && n < max && (de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), PIN_DIR "/%s", de->d_name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		pfd[n] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		if (poll(&pfd[n], 1, 0) == 0)
+			n++;
+		else
+			close(fd);
+	}
+	if (dir)
+		closedir(dir);
+	return n;
 }
 
 static void drain(void)
@@ -151,7 +187,7 @@ int apply_follow(int (*pass)(void), int (*stop)(void), double interval)
 			       (long)((interval - (time_t)interval) * 1e9) };
 	bool first = true;
 	sigset_t block, during_wait;
-	struct pollfd pfd;
+	struct pollfd pfd[1 + MAX_LINKS];
 
 	/* the signals are taken only while waiting: a pass runs whole */
 	sigemptyset(&block);
@@ -169,7 +205,7 @@ int apply_follow(int (*pass)(void), int (*stop)(void), double interval)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	for (;;) {
-		int sig, r;
+		int sig, r, nr_links, i;
 
 		/*
 		 * Watches first, then the pass: a cgroup made meanwhile is an
@@ -186,9 +222,12 @@ int apply_follow(int (*pass)(void), int (*stop)(void), double interval)
 		if (first)
 			notify("READY=1");	/* the units after us find theirs */
 		first = false;
-		pfd = (struct pollfd){ .fd = ifd, .events = POLLIN };
-		/* without a watch, ppoll() waits for the interval or a signal */
-		r = ppoll(&pfd, ifd >= 0, &ts, &during_wait);
+		/* without inotify (fd -1, ignored) and links, the interval */
+		pfd[0] = (struct pollfd){ .fd = ifd, .events = POLLIN };
+		nr_links = watch_links(pfd + 1, MAX_LINKS);
+		r = ppoll(pfd, 1 + nr_links, &ts, &during_wait);
+		for (i = 1; i <= nr_links; i++)
+			close(pfd[i].fd);
 		sig = got_signal;
 		got_signal = 0;
 		if (sig == SIGTERM || sig == SIGINT)
