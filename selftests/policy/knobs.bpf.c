@@ -42,8 +42,13 @@ u64 sb_address, sb_anon_pages, sb_scanned, sb_since_visit_ns, sb_mm;
 u64 sb_owner_cgroup_id;
 /* pte_limits calls (ranges) per visit: the most in one, and at the last */
 u64 visit_ranges_max, pte_limits_at_visit;
-/* pte_limits calls (ranges) per khugepaged pass: the same */
-u64 pass_ranges_max, pte_limits_at_pass;
+/*
+ * PMD-order pte_limits calls (ranges) inside the 64 PMDs from range_base
+ * per khugepaged pass: the most in one, and the count at the last pass.
+ * Only the test's own ranges: other mms' may cost a pass far less than a
+ * PMD each (7.3 counts the ptes scanned), mTHP orders ask again.
+ */
+u64 pass_ranges_max, region_at_pass, nr_region_ranges;
 /* bit i: pte_limits was asked for the i-th PMD from range_base */
 u64 range_base, ranges_seen;
 /* pte_limits calls by ctx.order; orders calls and the last allowed mask */
@@ -74,8 +79,11 @@ static __always_inline int answer_pte_limits(struct collapse_ext_ctx *cctx,
 	nr_pte_limits++;
 	nr_pte_limits_order[collapse_ext_order(cctx) & 15]++;
 	if (range_base && cctx->address >= range_base &&
-	    cctx->address - range_base < 64ULL << PMD_SHIFT)
+	    cctx->address - range_base < 64ULL << PMD_SHIFT) {
 		ranges_seen |= 1ULL << ((cctx->address - range_base) >> PMD_SHIFT);
+		if (collapse_ext_order(cctx) == COLLAPSE_EXT_PMD_ORDER)
+			nr_region_ranges++;
+	}
 	if (spin_ns) {
 		u64 deadline = bpf_ktime_get_ns() + spin_ns;
 
@@ -146,9 +154,9 @@ SEC("struct_ops/pass_size")
 u32 BPF_PROG(knobs_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
 {
 	nr_pass_size++;
-	if (nr_pte_limits - pte_limits_at_pass > pass_ranges_max)
-		pass_ranges_max = nr_pte_limits - pte_limits_at_pass;
-	pte_limits_at_pass = nr_pte_limits;
+	if (nr_region_ranges - region_at_pass > pass_ranges_max)
+		pass_ranges_max = nr_region_ranges - region_at_pass;
+	region_at_pass = nr_region_ranges;
 	seen_dflt = dflt;
 	return pass_pages == KEEP ? dflt : pass_pages;
 }

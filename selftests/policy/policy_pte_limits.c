@@ -231,6 +231,66 @@ TEST_F(limits, max_ptes_swap_with_zram)
 	EXPECT_TRUE(region_check(&self->r, NULL));
 }
 
+/*
+ * Each limit alone binds and is skipped over as max_ptes_none is: with
+ * only max_ptes_shared (0) or only max_ptes_swap (0) below HPAGE_PMD_NR,
+ * PMDs 2 and 5 of 8 are beyond it, the six others are collapsed, the
+ * request ends with EBUSY, and the two are counted under their reason.
+ */
+TEST_F(limits, shared_limit_alone_skips_and_goes_on)
+{
+	struct region r;
+	pid_t child;
+
+	ASSERT_EQ(0, region_map(&r, 8));
+	region_fill(&r, NULL);
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	/* CoW every page but those of PMDs 2 and 5: they stay shared */
+	for (size_t off = 0; off < r.len; off += PAGE_SZ)
+		if (off / HPAGE_SZ != 2 && off / HPAGE_SZ != 5)
+			((volatile char *)r.p)[off + 8] = r.p[off + 8];
+	self->skel->data->set_shared = 0;
+	EXPECT_EQ(-1, madvise(r.p, r.len, MADV_COLLAPSE));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_TRUE(huge_but_pmds_2_5(&r));
+	EXPECT_TRUE(region_check(&r, NULL));
+	EXPECT_EQ(8, self->skel->bss->nr_pte_limits);
+	EXPECT_EQ(2, policy_stat("knobs", "failed_shared_limit"));
+	EXPECT_EQ(0, policy_stat("knobs", "failed_none_limit"));
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	region_unmap(&r);
+}
+
+TEST_F(limits, swap_limit_alone_skips_and_goes_on)
+{
+	long swpout = vmstat("pswpout");
+	struct region r;
+
+	if (read_num("/sys/block/zram0/disksize") <= 0)
+		SKIP(return, "no zram swap");
+	ASSERT_EQ(0, stay_on_this_cpu());
+	ASSERT_EQ(0, region_map(&r, 8));
+	region_fill(&r, NULL);
+	ASSERT_EQ(0, madvise(r.p + 2 * HPAGE_SZ, 64 * PAGE_SZ, MADV_PAGEOUT));
+	ASSERT_EQ(0, madvise(r.p + 5 * HPAGE_SZ, 64 * PAGE_SZ, MADV_PAGEOUT));
+	ASSERT_LT(swpout, vmstat("pswpout"));
+	self->skel->data->set_swap = 0;
+	EXPECT_EQ(-1, madvise(r.p, r.len, MADV_COLLAPSE));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_TRUE(huge_but_pmds_2_5(&r));
+	EXPECT_TRUE(region_check(&r, NULL));
+	EXPECT_EQ(8, self->skel->bss->nr_pte_limits);
+	EXPECT_EQ(2, policy_stat("knobs", "failed_swap_limit"));
+	EXPECT_EQ(0, policy_stat("knobs", "failed_none_limit"));
+	region_unmap(&r);
+}
+
 TEST_F_TIMEOUT(limits, khugepaged_follows_policy, 180)
 {
 	long exceed = vmstat("thp_scan_exceed_none_pte");
@@ -304,9 +364,10 @@ static void count_passes(struct __test_metadata *_metadata,
 	khugepaged_stop();
 	*passes = policy_stat("knobs", "khugepaged_passes");
 	*pages = policy_stat("knobs", "khugepaged_pass_pages");
-	/* the policy counts the ranges of each pass from here */
+	/* the policy counts the region's ranges of each pass from here */
+	self->skel->bss->range_base = (unsigned long)self->r.p;
 	self->skel->bss->pass_ranges_max = 0;
-	self->skel->bss->pte_limits_at_pass = self->skel->bss->nr_pte_limits;
+	self->skel->bss->region_at_pass = self->skel->bss->nr_region_ranges;
 	thp_pop_settings();
 	EXPECT_TRUE(wait_full_scans(30));
 	khugepaged_stop();
@@ -314,13 +375,13 @@ static void count_passes(struct __test_metadata *_metadata,
 	*pages = policy_stat("knobs", "khugepaged_pass_pages") - *pages;
 }
 
-/* The most ranges one khugepaged pass scanned, by the policy's count */
+/* The most of the region's ranges one khugepaged pass scanned */
 static unsigned long long most_ranges_in_a_pass(struct knobs__bss *b)
 {
 	unsigned long long most = b->pass_ranges_max;
 
-	if (b->nr_pte_limits - b->pte_limits_at_pass > most)
-		most = b->nr_pte_limits - b->pte_limits_at_pass;
+	if (b->nr_region_ranges - b->region_at_pass > most)
+		most = b->nr_region_ranges - b->region_at_pass;
 	return most;
 }
 

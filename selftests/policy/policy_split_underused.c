@@ -224,6 +224,34 @@ TEST_F(split, counted_split_and_ctx)
  * THP with 10 pages written is split once its 101st zero subpage is seen
  * (111 compared), one with 480 written is kept once 412 are seen filled.
  */
+/*
+ * DEFAULT without a max_zero of the policy's is the kernel's threshold,
+ * sysfs's max_ptes_none, off its default: 64 splits the THP with 502
+ * zero-filled subpages and keeps the one with 32; the policy is told 64.
+ */
+TEST_F(split, default_follows_a_non_default_sysfs_threshold)
+{
+	static const size_t fill[2] = { FILLED, 480 };
+	struct thp_settings s;
+
+	thp_read_settings(&s);
+	s.khugepaged.max_ptes_none = 64;
+	thp_push_settings(&s);
+	attach(_metadata, self);
+	ASSERT_EQ(0, sparse_thps(&self->ra, CG_A, 2, fill));
+	ASSERT_EQ(0, shrink_all());
+	thp_pop_settings();
+
+	EXPECT_EQ(64, self->skel->bss->su_max_zero);
+	EXPECT_EQ(2, policy_stat("knobs", "underused_candidates"));
+	EXPECT_EQ(1, policy_stat("knobs", "underused_split"));
+	EXPECT_EQ(1, policy_stat("knobs", "underused_kept"));
+	EXPECT_EQ(65, policy_stat("knobs", "underused_zero_pages"));
+	EXPECT_TRUE(none_huge(&(struct region){ .p = self->ra.p, .len = HPAGE_SZ }));
+	EXPECT_TRUE(range_is_huge(0, self->ra.p + HPAGE_SZ, HPAGE_SZ));
+	EXPECT_TRUE(region_check(&self->ra, skip_unfilled));
+}
+
 TEST_F(split, default_counts_with_early_exit)
 {
 	static const size_t fill[2] = { FILLED, 480 };
@@ -373,11 +401,19 @@ static void collapse_then_split(struct __test_metadata *_metadata,
 	region_unmap(r);
 }
 
+/* headroom of the last candidate asked: in (0, @mb MiB], in pages */
+#define EXPECT_HEADROOM_WITHIN(skel, mb) do {				\
+	EXPECT_LT(0, (long)(skel)->bss->su_headroom);			\
+	EXPECT_GE(((mb) << 20) / PAGE_SZ, (skel)->bss->su_headroom);	\
+} while (0)
+
 /*
  * One key for collapse and split, on an ancestor: the memory of
  * top/mid/leaf (a memcg at every level) is collapsed and split under the
  * policy on top, two levels up, which the split asks with the leaf's
  * cgroup id; with another policy on mid in between, under mid's alone.
+ * The headroom the split is given is bounded by memory.high on top alone
+ * (an ancestor's limit), then by the smaller one on the leaf as well.
  */
 TEST_F(split, ancestor_policy_collapses_and_splits)
 {
@@ -398,19 +434,23 @@ TEST_F(split, ancestor_policy_collapses_and_splits)
 	mid->data->underused_verdict = V_SPLIT;
 	lt = knobs_attach(top);
 	ASSERT_NE(NULL, lt);
+	ASSERT_EQ(0, write_num(CGROOT CG_TOP "/memory.high", HIGH_MB << 20));
 
 	collapse_then_split(_metadata, &self->ra, CG_LEAF);
 	EXPECT_EQ(NR_THPS, policy_stat("split_top", "collapse_succeeded"));
 	EXPECT_EQ(NR_THPS, policy_stat("split_top", "underused_split"));
 	EXPECT_EQ(NR_THPS, top->bss->nr_underused_first);
 	EXPECT_EQ(leaf, top->bss->su_cgroup_id);
+	EXPECT_HEADROOM_WITHIN(top, HIGH_MB);
 
 	lm = knobs_attach(mid);
 	ASSERT_NE(NULL, lm);
+	ASSERT_EQ(0, write_num(CGROOT CG_LEAF "/memory.high", (HIGH_MB / 2) << 20));
 	collapse_then_split(_metadata, &self->ra, CG_LEAF);
 	EXPECT_EQ(NR_THPS, policy_stat("split_mid", "collapse_succeeded"));
 	EXPECT_EQ(NR_THPS, policy_stat("split_mid", "underused_split"));
 	EXPECT_EQ(leaf, mid->bss->su_cgroup_id);
+	EXPECT_HEADROOM_WITHIN(mid, HIGH_MB / 2);
 	/* top asked about nothing more */
 	EXPECT_EQ(NR_THPS, policy_stat("split_top", "collapse_succeeded"));
 	EXPECT_EQ(NR_THPS, policy_stat("split_top", "underused_split"));
@@ -421,6 +461,58 @@ TEST_F(split, ancestor_policy_collapses_and_splits)
 	knobs__destroy(mid);
 	knobs__destroy(top);
 	EXPECT_EQ(0, cg_remove(CG_LEAF));
+	EXPECT_EQ(0, cg_remove(CG_MID));
+	EXPECT_EQ(0, cg_remove(CG_TOP));
+}
+
+/*
+ * A memcg that goes offline with THPs charged (the memory controller
+ * disabled above it) hands its memory to its nearest online ancestor, and
+ * so its policy: the THPs collapsed in mid under mid's policy are judged,
+ * once top's subtree_control drops +memory, by top's policy, as mid's
+ * tasks' collapses then are. 6.12 (no orders hook) neither reparents an
+ * offline memcg's deferred split queue nor runs its shrinkers: its THPs
+ * are not judged at all there.
+ */
+TEST_F(split, offline_memcg_asks_the_parent)
+{
+	struct knobs *top, *mid;
+	struct bpf_link *lt, *lm;
+
+	if (!kernel_has_hook("orders"))
+		SKIP(return, "6.12 leaves an offline memcg's THPs on its own queue");
+	ASSERT_EQ(0, cg_create(CG_TOP, NULL));
+	ASSERT_EQ(0, cg_memory_subtree(CG_TOP, true));
+	ASSERT_EQ(0, cg_create(CG_MID, NULL));
+	top = knobs_load("split_top", cg_id(CG_TOP));
+	mid = knobs_load("split_mid", cg_id(CG_MID));
+	ASSERT_NE(NULL, top);
+	ASSERT_NE(NULL, mid);
+	top->data->underused_verdict = V_SPLIT;
+	mid->data->underused_verdict = V_SPLIT;
+	lt = knobs_attach(top);
+	lm = knobs_attach(mid);
+	ASSERT_NE(NULL, lt);
+	ASSERT_NE(NULL, lm);
+
+	ASSERT_EQ(0, sparse_thps(&self->ra, CG_MID, NR_THPS, sparse));
+	ASSERT_EQ(0, cg_move("", getpid()));
+	EXPECT_EQ(NR_THPS, policy_stat("split_mid", "collapse_succeeded"));
+	ASSERT_EQ(0, cg_memory_subtree(CG_TOP, false));
+	/* mid's memcg goes offline from a work item, after a grace period */
+	sleep(2);
+	ASSERT_EQ(0, shrink_all());
+	EXPECT_TRUE(none_huge(&self->ra));
+	EXPECT_TRUE(region_check(&self->ra, skip_unfilled));
+	EXPECT_EQ(0, mid->bss->nr_split_underused);
+	EXPECT_EQ(NR_THPS, policy_stat("split_top", "underused_split"));
+	EXPECT_EQ(cg_id(CG_TOP), top->bss->su_cgroup_id);
+	region_unmap(&self->ra);
+
+	bpf_link__destroy(lm);
+	bpf_link__destroy(lt);
+	knobs__destroy(mid);
+	knobs__destroy(top);
 	EXPECT_EQ(0, cg_remove(CG_MID));
 	EXPECT_EQ(0, cg_remove(CG_TOP));
 }
