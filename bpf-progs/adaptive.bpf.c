@@ -79,14 +79,15 @@ u32 BPF_PROG(adaptive_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 }
 
 SEC("struct_ops/collapsed")
-void BPF_PROG(adaptive_collapsed, struct collapse_ext_ctx *cctx, s32 result)
+void BPF_PROG(adaptive_collapsed, struct collapse_ext_ctx *cctx,
+	      enum collapse_ext_result result)
 {
 	struct range_key key = {};
 	struct range_state *st, init = { .fails = 1 };
 
 	key_of(cctx, &key);
-	if (result == COLLAPSE_EXT_SCAN(SCAN_SUCCEED) ||
-	    result == COLLAPSE_EXT_SCAN(SCAN_PMD_MAPPED)) {
+	if (result == COLLAPSE_EXT_RESULT_COLLAPSED ||
+	    result == COLLAPSE_EXT_RESULT_ALREADY_HUGE) {
 		__sync_fetch_and_add(&streak, 1);
 		bpf_map_delete_elem(&ranges, &key);
 		return;

@@ -60,14 +60,6 @@ extern void collapse_ext_apply_khugepaged_limits(struct collapse_ext_limits *lim
 #define COLLAPSE_EXT_PMD_ORDER	9	/* x86-64: 2 MiB of 4 KiB pages */
 
 /*
- * The running kernel's value of enum scan_result's NAME (SCAN_SUCCEED,
- * SCAN_PMD_MAPPED, ...: collapse_ext_types.h lists them), for the
- * collapsed hook's result: the values differ between kernels.
- */
-#define COLLAPSE_EXT_SCAN(name)	\
-	((s32)bpf_core_enum_value(enum scan_result___ce, name##___ce))
-
-/*
  * The folio order a hook's question is about: ctx.order on 7.3 (a smaller
  * one where khugepaged asks pte_limits per mTHP order); on 6.12, which
  * collapses to PMDs only, the PMD order.

@@ -84,6 +84,21 @@ struct collapse_ext_underused {
 
 #pragma clang attribute pop
 
+/* collapsed's result: the same values on every kernel */
+enum collapse_ext_result {
+	COLLAPSE_EXT_RESULT_COLLAPSED = 0,
+	COLLAPSE_EXT_RESULT_ALREADY_HUGE = 1,
+	COLLAPSE_EXT_RESULT_NONE_LIMIT = 2,
+	COLLAPSE_EXT_RESULT_SWAP_LIMIT = 3,
+	COLLAPSE_EXT_RESULT_SHARED_LIMIT = 4,
+	COLLAPSE_EXT_RESULT_VETO = 5,
+	COLLAPSE_EXT_RESULT_ALLOC = 6,
+	COLLAPSE_EXT_RESULT_CHARGE = 7,
+	COLLAPSE_EXT_RESULT_BUSY_PAGE = 8,
+	COLLAPSE_EXT_RESULT_VMA_CHANGED = 9,
+	COLLAPSE_EXT_RESULT_OTHER = 10,
+};
+
 /*
  * The policy: a struct_ops map of this type, with the hooks of every base.
  * libbpf matches its members to the running kernel's by name and leaves
@@ -98,7 +113,8 @@ struct collapse_ext_ops {
 	u32 (*scan_budget)(struct collapse_ext_ctx *ctx, u32 dflt);
 	u32 (*pass_size)(struct collapse_ext_ctx *ctx, u32 dflt);
 	u32 (*orders)(struct collapse_ext_ctx *ctx, u32 allowed);	/* 7.3 */
-	void (*collapsed)(struct collapse_ext_ctx *ctx, s32 result);
+	void (*collapsed)(struct collapse_ext_ctx *ctx,
+			  enum collapse_ext_result result);
 	u32 (*split_underused)(struct collapse_ext_underused *u);
 	s32 (*init)(void);
 	void (*exit)(struct collapse_ext_exit_info *info);
@@ -113,45 +129,6 @@ enum collapse_caller {
 	COLLAPSE_PROCESS_MADVISE = 2,
 };
 
-/*
- * collapsed's result: the kernel's enum scan_result, whose values differ
- * between bases (7.3 dropped some results and added others). Only names
- * are declared here, those every base has, with a flavor suffix so that
- * they cannot be used as constants: compare with
- * COLLAPSE_EXT_SCAN(SCAN_SUCCEED), the running kernel's value, which
- * libbpf writes at load (CO-RE, bpf_core_enum_value()).
- */
-enum scan_result___ce {
-	SCAN_FAIL___ce,
-	SCAN_SUCCEED___ce,
-	SCAN_PMD_MAPPED___ce,
-	SCAN_EXCEED_NONE_PTE___ce,
-	SCAN_EXCEED_SWAP_PTE___ce,
-	SCAN_EXCEED_SHARED_PTE___ce,
-	SCAN_PTE_NON_PRESENT___ce,
-	SCAN_PTE_MAPPED_HUGEPAGE___ce,
-	SCAN_LACK_REFERENCED_PAGE___ce,
-	SCAN_PAGE_NULL___ce,
-	SCAN_SCAN_ABORT___ce,
-	SCAN_PAGE_COUNT___ce,
-	SCAN_PAGE_LRU___ce,
-	SCAN_PAGE_LOCK___ce,
-	SCAN_PAGE_ANON___ce,
-	SCAN_PAGE_COMPOUND___ce,
-	SCAN_ANY_PROCESS___ce,
-	SCAN_VMA_NULL___ce,
-	SCAN_VMA_CHECK___ce,
-	SCAN_ADDRESS_RANGE___ce,
-	SCAN_DEL_PAGE_LRU___ce,
-	SCAN_ALLOC_HUGE_PAGE_FAIL___ce,
-	SCAN_CGROUP_CHARGE_FAIL___ce,
-	SCAN_TRUNCATED___ce,
-	SCAN_PAGE_HAS_PRIVATE___ce,
-	SCAN_STORE_FAILED___ce,
-	SCAN_COPY_MC___ce,
-	SCAN_PAGE_FILLED___ce,
-	SCAN_POLICY_VETO___ce,
-};
 
 /* collapse_ext_exit_info.reason */
 enum collapse_ext_exit_reason {

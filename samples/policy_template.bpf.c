@@ -79,9 +79,13 @@ u32 BPF_PROG(template_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
 	return dflt;
 }
 
-/* After each attempt: result is an enum scan_result (1: succeeded). */
+/*
+ * After each attempt: an enum collapse_ext_result (COLLAPSE_EXT_RESULT_*:
+ * collapsed, already huge, or the failure's reason), on every kernel.
+ */
 SEC("struct_ops/collapsed")
-void BPF_PROG(template_collapsed, struct collapse_ext_ctx *cctx, s32 result)
+void BPF_PROG(template_collapsed, struct collapse_ext_ctx *cctx,
+	      enum collapse_ext_result result)
 {
 }
 

@@ -27,6 +27,13 @@ typedef __s32 s32;
 #define EXIT_UNREG		1
 #define EXIT_CGROUP_REMOVED	2
 #define EXIT_SWAPPED		3
+/* enum collapse_ext_result: the collapsed hook's result, on every base */
+#define RES_COLLAPSED		0
+#define RES_ALREADY_HUGE	1
+#define RES_NONE_LIMIT		2
+#define RES_SWAP_LIMIT		3
+#define RES_SHARED_LIMIT	4
+#define RES_VETO		5
 
 /* Has the running kernel's struct collapse_ext_ops a member @hook (BTF)? */
 bool kernel_has_hook(const char *hook);

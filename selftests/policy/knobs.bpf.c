@@ -32,6 +32,8 @@ u32 seen_dflt, seen_load0, seen_load1, seen_node_caller;
 u64 nr_batch_madvise;
 u32 seen_batch_dflt, seen_pmds_left, last_pmds_left;
 s32 last_result = -1, exit_reason = -1;
+/* collapsed: calls by result (enum collapse_ext_result) */
+u64 nr_result[16];
 /* Callers inside pte_limits now; calls that ended after exit() had run. */
 s64 inflight;
 u64 nr_after_exit;
@@ -192,10 +194,12 @@ u32 BPF_PROG(knobs_orders, struct collapse_ext_ctx *cctx, u32 allowed)
 }
 
 SEC("struct_ops/collapsed")
-void BPF_PROG(knobs_collapsed, struct collapse_ext_ctx *cctx, s32 result)
+void BPF_PROG(knobs_collapsed, struct collapse_ext_ctx *cctx,
+	      enum collapse_ext_result result)
 {
 	nr_collapsed++;
 	last_result = result;
+	nr_result[result & 15]++;
 }
 
 SEC("struct_ops/split_underused")

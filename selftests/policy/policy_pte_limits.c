@@ -76,7 +76,11 @@ TEST_F(limits, none0_ebusy_none511_collapses)
 	EXPECT_EQ(2, policy_stat("knobs", "collapse_succeeded"));
 	EXPECT_EQ(2, policy_stat("knobs", "failed_none_limit"));
 	EXPECT_EQ(4, policy_stat("knobs", "ranges_scanned"));
-	EXPECT_EQ(1, self->skel->data->last_result);	/* SCAN_SUCCEED */
+	/* the collapsed hook is told the same, as collapse_ext_result */
+	EXPECT_EQ(RES_COLLAPSED, self->skel->data->last_result);
+	EXPECT_EQ(2, self->skel->bss->nr_result[RES_COLLAPSED]);
+	EXPECT_EQ(2, self->skel->bss->nr_result[RES_NONE_LIMIT]);
+	EXPECT_EQ(4, self->skel->bss->nr_collapsed);
 }
 
 /*
@@ -96,6 +100,8 @@ TEST_F(limits, limit_skips_a_sparse_range)
 	EXPECT_TRUE(region_check(&r, sparse_pmds_2_5));
 	EXPECT_EQ(8, self->skel->bss->nr_pte_limits);
 	EXPECT_EQ(2, policy_stat("knobs", "failed_none_limit"));
+	EXPECT_EQ(6, self->skel->bss->nr_result[RES_COLLAPSED]);
+	EXPECT_EQ(2, self->skel->bss->nr_result[RES_NONE_LIMIT]);
 	region_unmap(&r);
 }
 
@@ -109,6 +115,8 @@ TEST_F(limits, veto_is_ebusy_and_counted)
 	EXPECT_EQ(2, policy_stat("knobs", "vetoes"));
 	EXPECT_EQ(2, policy_stat("knobs", "failed_veto"));
 	EXPECT_EQ(0, policy_stat("knobs", "ranges_scanned"));
+	EXPECT_EQ(2, self->skel->bss->nr_result[RES_VETO]);
+	EXPECT_EQ(2, self->skel->bss->nr_collapsed);
 }
 
 /* A veto never turns a range that is PMD-mapped already into a failure */
@@ -123,6 +131,9 @@ TEST_F(limits, veto_keeps_pmd_mapped_a_success)
 	EXPECT_EQ(2, policy_stat("knobs", "vetoes"));
 	EXPECT_EQ(2, policy_stat("knobs", "already_huge"));
 	EXPECT_EQ(0, policy_stat("knobs", "failed_veto"));
+	EXPECT_EQ(2, self->skel->bss->nr_result[RES_COLLAPSED]);
+	EXPECT_EQ(2, self->skel->bss->nr_result[RES_ALREADY_HUGE]);
+	EXPECT_EQ(0, self->skel->bss->nr_result[RES_VETO]);
 }
 
 TEST_F(limits, huge_values_clamped)
@@ -262,6 +273,8 @@ TEST_F(limits, shared_limit_alone_skips_and_goes_on)
 	EXPECT_EQ(8, self->skel->bss->nr_pte_limits);
 	EXPECT_EQ(2, policy_stat("knobs", "failed_shared_limit"));
 	EXPECT_EQ(0, policy_stat("knobs", "failed_none_limit"));
+	EXPECT_EQ(6, self->skel->bss->nr_result[RES_COLLAPSED]);
+	EXPECT_EQ(2, self->skel->bss->nr_result[RES_SHARED_LIMIT]);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	region_unmap(&r);
@@ -288,6 +301,8 @@ TEST_F(limits, swap_limit_alone_skips_and_goes_on)
 	EXPECT_EQ(8, self->skel->bss->nr_pte_limits);
 	EXPECT_EQ(2, policy_stat("knobs", "failed_swap_limit"));
 	EXPECT_EQ(0, policy_stat("knobs", "failed_none_limit"));
+	EXPECT_EQ(6, self->skel->bss->nr_result[RES_COLLAPSED]);
+	EXPECT_EQ(2, self->skel->bss->nr_result[RES_SWAP_LIMIT]);
 	region_unmap(&r);
 }
 

@@ -43,7 +43,8 @@ u32 BPF_PROG(random_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)
 }
 
 SEC("struct_ops/collapsed")
-void BPF_PROG(random_collapsed, struct collapse_ext_ctx *cctx, s32 result)
+void BPF_PROG(random_collapsed, struct collapse_ext_ctx *cctx,
+	      enum collapse_ext_result result)
 {
 }
 
