@@ -401,6 +401,24 @@ static void collapse_then_split(struct __test_metadata *_metadata,
 	region_unmap(r);
 }
 
+/*
+ * Policies "split_top" on CG_TOP and "split_mid" on CG_MID, both answering
+ * SPLIT, loaded and not attached; CG_TOP gives its children a memcg.
+ */
+static void load_top_and_mid(struct __test_metadata *_metadata,
+			     struct knobs **top, struct knobs **mid)
+{
+	ASSERT_EQ(0, cg_create(CG_TOP, NULL));
+	ASSERT_EQ(0, cg_memory_subtree(CG_TOP, true));
+	ASSERT_EQ(0, cg_create(CG_MID, NULL));
+	*top = knobs_load("split_top", cg_id(CG_TOP));
+	*mid = knobs_load("split_mid", cg_id(CG_MID));
+	ASSERT_NE(NULL, *top);
+	ASSERT_NE(NULL, *mid);
+	(*top)->data->underused_verdict = V_SPLIT;
+	(*mid)->data->underused_verdict = V_SPLIT;
+}
+
 /* headroom of the last candidate asked: in (0, @mb MiB], in pages */
 #define EXPECT_HEADROOM_WITHIN(skel, mb) do {				\
 	EXPECT_LT(0, (long)(skel)->bss->su_headroom);			\
@@ -421,17 +439,9 @@ TEST_F(split, ancestor_policy_collapses_and_splits)
 	struct bpf_link *lt, *lm;
 	uint64_t leaf;
 
-	ASSERT_EQ(0, cg_create(CG_TOP, NULL));
-	ASSERT_EQ(0, cg_memory_subtree(CG_TOP, true));
-	ASSERT_EQ(0, cg_create(CG_MID, NULL));
+	load_top_and_mid(_metadata, &top, &mid);
 	ASSERT_EQ(0, cg_memory_subtree(CG_MID, true));
 	ASSERT_EQ(0, cg_create(CG_LEAF, &leaf));
-	top = knobs_load("split_top", cg_id(CG_TOP));
-	mid = knobs_load("split_mid", cg_id(CG_MID));
-	ASSERT_NE(NULL, top);
-	ASSERT_NE(NULL, mid);
-	top->data->underused_verdict = V_SPLIT;
-	mid->data->underused_verdict = V_SPLIT;
 	lt = knobs_attach(top);
 	ASSERT_NE(NULL, lt);
 	ASSERT_EQ(0, write_num(CGROOT CG_TOP "/memory.high", HIGH_MB << 20));
@@ -481,15 +491,7 @@ TEST_F(split, offline_memcg_asks_the_parent)
 
 	if (!kernel_has_hook("orders"))
 		SKIP(return, "6.12 leaves an offline memcg's THPs on its own queue");
-	ASSERT_EQ(0, cg_create(CG_TOP, NULL));
-	ASSERT_EQ(0, cg_memory_subtree(CG_TOP, true));
-	ASSERT_EQ(0, cg_create(CG_MID, NULL));
-	top = knobs_load("split_top", cg_id(CG_TOP));
-	mid = knobs_load("split_mid", cg_id(CG_MID));
-	ASSERT_NE(NULL, top);
-	ASSERT_NE(NULL, mid);
-	top->data->underused_verdict = V_SPLIT;
-	mid->data->underused_verdict = V_SPLIT;
+	load_top_and_mid(_metadata, &top, &mid);
 	lt = knobs_attach(top);
 	lm = knobs_attach(mid);
 	ASSERT_NE(NULL, lt);
