@@ -60,14 +60,15 @@ extern void collapse_ext_apply_khugepaged_limits(struct collapse_ext_limits *lim
 #define COLLAPSE_EXT_PMD_ORDER	9	/* x86-64: 2 MiB of 4 KiB pages */
 
 /*
- * The folio order a hook's question is about: ctx.order on 7.3 (a smaller
- * one where khugepaged asks pte_limits per mTHP order); on 6.12, which
+ * The folio order pte_limits is asked about: limits->order on 7.3 (a
+ * smaller one where khugepaged asks per mTHP order); on 6.12, which
  * collapses to PMDs only, the PMD order.
  */
-static __always_inline u32 collapse_ext_order(const struct collapse_ext_ctx *cctx)
+static __always_inline u32
+collapse_ext_order(const struct collapse_ext_limits *limits)
 {
-	if (bpf_core_field_exists(cctx->order))
-		return cctx->order;
+	if (bpf_core_field_exists(limits->order))
+		return limits->order;
 	return COLLAPSE_EXT_PMD_ORDER;
 }
 

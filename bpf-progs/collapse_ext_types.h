@@ -41,8 +41,11 @@ struct collapse_ext_ctx {
 	u32 caller;
 	u32 flags;
 	u32 is_file;
-	u32 pmds_left;
 	u64 cgroup_id;
+};
+
+/* scan_budget's own argument: what khugepaged knows of the mm (read-only) */
+struct collapse_ext_visit {
 	u64 anon_pages;
 	u64 scanned_pages;
 	u64 since_visit_ns;
@@ -50,14 +53,17 @@ struct collapse_ext_ctx {
 	u32 walk_huge;
 	u32 visit_pmds;
 	u32 visit_huge;
-	u32 order;	/* 7.3 */
 };
 
-/* pte_limits' answer, filled with the kernel's limits before the call */
+/*
+ * pte_limits' own argument, filled with the kernel's limits before the
+ * call; the limits are the answer, order is read-only
+ */
 struct collapse_ext_limits {
 	u32 max_ptes_none;
 	u32 max_ptes_swap;
 	u32 max_ptes_shared;
+	u32 order;	/* 7.3 */
 };
 
 /* exit's argument: why the policy was detached */
@@ -109,8 +115,10 @@ struct collapse_ext_ops {
 	int (*pte_limits)(struct collapse_ext_ctx *ctx,
 			  struct collapse_ext_limits *limits);
 	s32 (*target_node)(struct collapse_ext_ctx *ctx);
-	u32 (*batch_size)(struct collapse_ext_ctx *ctx, u32 dflt);
-	u32 (*scan_budget)(struct collapse_ext_ctx *ctx, u32 dflt);
+	u32 (*batch_size)(struct collapse_ext_ctx *ctx, u32 dflt,
+			  u32 pmds_left);
+	u32 (*scan_budget)(struct collapse_ext_ctx *ctx, u32 dflt,
+			   const struct collapse_ext_visit *visit);
 	u32 (*pass_size)(struct collapse_ext_ctx *ctx, u32 dflt);
 	u32 (*orders)(struct collapse_ext_ctx *ctx, u32 allowed);	/* 7.3 */
 	void (*collapsed)(struct collapse_ext_ctx *ctx,

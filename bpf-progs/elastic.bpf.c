@@ -48,7 +48,7 @@ int BPF_PROG(elastic_pte_limits, struct collapse_ext_ctx *cctx,
 	     struct collapse_ext_limits *limits)
 {
 	/* below PMD (7.3's mTHP orders) the kernel allows 0 or all but one */
-	if (collapse_ext_order(cctx) < COLLAPSE_EXT_PMD_ORDER)
+	if (collapse_ext_order(limits) < COLLAPSE_EXT_PMD_ORDER)
 		return 0;
 	limits->max_ptes_none = tight(cctx) ? max_zero : HPAGE_PMD_NR - 1;
 	return 0;

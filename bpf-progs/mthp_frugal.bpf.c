@@ -44,7 +44,7 @@ SEC("struct_ops/pte_limits")
 int BPF_PROG(mthp_frugal_pte_limits, struct collapse_ext_ctx *cctx,
 	     struct collapse_ext_limits *limits)
 {
-	if (collapse_ext_order(cctx) < COLLAPSE_EXT_PMD_ORDER && tight(cctx))
+	if (collapse_ext_order(limits) < COLLAPSE_EXT_PMD_ORDER && tight(cctx))
 		limits->max_ptes_none = 0;
 	return 0;
 }

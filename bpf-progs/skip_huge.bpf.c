@@ -25,15 +25,16 @@ const volatile u32 huge_pct = 95;
 const volatile u32 recheck_s = 60;
 
 SEC("struct_ops/scan_budget")
-u32 BPF_PROG(skip_huge_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)
+u32 BPF_PROG(skip_huge_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt,
+	     const struct collapse_ext_visit *visit)
 {
 	/* only before a walk starts: a walk in progress goes on */
-	bool mostly_huge = !cctx->address && cctx->walk_pmds &&
-			   (u64)cctx->walk_huge * 100 >= (u64)huge_pct * cctx->walk_pmds;
-	bool all_failed = cctx->visit_pmds && !cctx->visit_huge;
+	bool mostly_huge = !cctx->address && visit->walk_pmds &&
+			   (u64)visit->walk_huge * 100 >= (u64)huge_pct * visit->walk_pmds;
+	bool all_failed = visit->visit_pmds && !visit->visit_huge;
 
-	if (!cctx->since_visit_ns ||
-	    cctx->since_visit_ns >= (u64)recheck_s * 1000000000ULL)
+	if (!visit->since_visit_ns ||
+	    visit->since_visit_ns >= (u64)recheck_s * 1000000000ULL)
 		return dflt;
 	return mostly_huge || all_failed ? 0 : dflt;
 }

@@ -194,3 +194,32 @@ int cgroup_kill_wait(const char *cg)
 	}
 	return -EBUSY;
 }
+
+/* nftw() has no user argument: the cgroup id being looked for, and where. */
+static uint64_t want_id;
+static char *id_path;
+static size_t id_len;
+
+static int find_id(const char *path, const struct stat *st, int type,
+		   struct FTW *ftw)
+{
+	(void)ftw;
+	if (type != FTW_D || st->st_ino != want_id)
+		return 0;
+	path += strlen(CGROUP_ROOT);
+	snprintf(id_path, id_len, "%s", *path ? path : "/");
+	return 1;
+}
+
+int cgroup_id_path(uint64_t id, char *buf, size_t len)
+{
+	if (!id) {			/* a link without a cgroup: the root's */
+		snprintf(buf, len, "/");
+		return 0;
+	}
+	want_id = id;
+	id_path = buf;
+	id_len = len;
+	return nftw(CGROUP_ROOT, find_id, 32, FTW_PHYS | FTW_MOUNT) == 1 ?
+	       0 : -ENOENT;
+}

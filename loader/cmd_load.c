@@ -103,7 +103,7 @@ int cmd_load(int argc, char **argv)
 		return 0;
 	}
 	/*
-	 * Catch SIGINT/SIGTERM before the policy shows up in sysfs: a signal
+	 * Catch SIGINT/SIGTERM before the policy is attached: a signal
 	 * sent as soon as it is visible must detach it, not kill us with the
 	 * link still held.
 	 */

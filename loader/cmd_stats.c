@@ -308,8 +308,8 @@ int cmd_stats(int argc, char **argv)
 			return 0;
 		n = snapshot_policies(s, MAX_POLICIES, only);
 		if (n < 0)
-			return fail("cannot read %s: %s", CE_SYSFS,
-				    strerror(-n));
+			return fail("cannot read the policies: %s",
+				    links_error(n));
 		t = now_s();
 		dt = last ? t - last : 0;
 		/* An exporter outlives one failed write (ENOSPC...) */

@@ -11,13 +11,15 @@
 #include "ops_data.h"
 
 static const char version_usage[] =
-"Usage: collapsectl version [--json]   (also: collapsectl --version, -V)\n"
+"Usage: collapsectl version [--json | --check]   (also: --version, -V)\n"
 "\n"
 "collapsectl's version, the libbpf it is built with, the running kernel's\n"
 "release and the collapse_ext hooks it has (the members of its struct\n"
 "collapse_ext_ops: a policy's hook the kernel lacks is left out at load).\n"
 "  --json   one object: version, libbpf, kernel, collapse_ext (true when\n"
-"           the kernel has it), hooks (an array of names)\n";
+"           the kernel has it), hooks (an array of names)\n"
+"  --check  print nothing; exit 0 when the running kernel has collapse_ext,\n"
+"           1 when not (systemd's ExecCondition= skips a unit on 1)\n";
 
 #define MAX_HOOKS 32
 
@@ -25,25 +27,29 @@ int cmd_version(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
 	char hooks[MAX_HOOKS][OPS_HOOK_LEN];
 	struct utsname uts;
-	bool json = false;
+	bool json = false, check = false;
 	int c, i, n;
 
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
+		case 'c': check = true; break;
 		case 'h': fputs(version_usage, stdout); return 0;
 		default: fputs(version_usage, stderr); return 2;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (json && check)) {
 		fputs(version_usage, stderr);
 		return 2;
 	}
+	if (check)
+		return ops_data_kernel_hooks(hooks, MAX_HOOKS) >= 0 ? 0 : 1;
 	if (uname(&uts))
 		snprintf(uts.release, sizeof(uts.release), "unknown");
 	n = ops_data_kernel_hooks(hooks, MAX_HOOKS);

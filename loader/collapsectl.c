@@ -4,6 +4,7 @@
  * collapse another process's memory. One file per command (cmd_*.c), as
  * bpftool does; this one dispatches and holds the checks they all make.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "collapsectl.h"
+#include "ops_data.h"
 
 static const char usage[] =
 "Usage: collapsectl [OPTIONS] COMMAND [ARGS]\n"
@@ -108,11 +110,19 @@ int check_args(int argc, char **argv, int nargs, const char *usage)
 
 bool kernel_supported(void)
 {
-	if (!access(CE_SYSFS, R_OK | X_OK))
+	char hooks[32][OPS_HOOK_LEN];
+	int n = ops_data_kernel_hooks(hooks, 32);
+
+	if (n >= 0)
 		return true;
-	fail("this kernel has no collapse_ext (%s is missing): boot a kernel "
-	     "built with CONFIG_COLLAPSE_EXT=y and the patches in kernel/BASE/patches "
-	     "(make kernel)", CE_SYSFS);
+	if (n == -ENOENT)
+		fail("this kernel has no collapse_ext (its BTF has no struct "
+		     "collapse_ext_ops): boot a kernel built with "
+		     "CONFIG_COLLAPSE_EXT=y and the collapse_ext patches");
+	else
+		fail("cannot tell whether this kernel has collapse_ext: no BTF "
+		     "to read (%s); it needs CONFIG_DEBUG_INFO_BTF=y",
+		     strerror(-n));
 	return false;
 }
 

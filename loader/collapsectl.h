@@ -15,9 +15,10 @@
 #ifndef COLLAPSECTL_VERSION
 #define COLLAPSECTL_VERSION	"0.3"
 #endif
-#define CE_SYSFS		"/sys/kernel/mm/collapse_ext"
 #define PIN_DIR			"/sys/fs/bpf/collapse_ext"
 #define CGROUP_ROOT		"/sys/fs/cgroup"
+/* The id of the cgroup v2 root (the inode of its kernfs directory) */
+#define ROOT_CGROUP_ID		1
 /* collapsectl apply's account of the policies it keeps: see cmd_apply.c */
 #define EXPECTED_FILE		"/run/collapse_ext/expected"
 #define MAX_POLICIES		64
@@ -63,25 +64,35 @@ extern char **collapsectl_argv;
 int parse_pid(const char *s, pid_t *pid);
 int parse_seconds(const char *s, double *secs);	/* > 0; units ms s m h */
 
-/* --- sysfs.c: the kernel's view of the attached policies ----------------- */
+/*
+ * --- links.c: the attached policies, from the fdinfo of their links -------
+ * Walking the links needs CAP_SYS_ADMIN: without it these return -EPERM.
+ */
 
 struct stat_line {
 	char key[64];
 	unsigned long long val;
 };
-/* Counters of policy @name (the files of CE_SYSFS/NAME/stats/); count or -errno. */
+/*
+ * Counters of policy @name, sorted by name, failed_<reason> at 0 left out;
+ * count or -errno (-ENOENT: not attached).
+ */
 int read_stats(const char *name, struct stat_line *out, int max);
-/* First line of CE_SYSFS/@name/@attr, without its newline; 0 or -errno. */
+/*
+ * What the link of policy @name says: "cgroup_id", "cgroup" (its path
+ * under CGROUP_ROOT, "/a/b"), "attach_time_ns", "link_id", or a counter;
+ * 0 or -errno (-ENOENT: not attached, or no such line).
+ */
 int read_attr(const char *name, const char *attr, char *buf, size_t len);
 bool policy_attached(const char *name);
-/* Names (and cgroup ids) of the attached policies; count or -errno. */
-int list_policies(char names[][32], uint64_t *cgids, int max);
 /* Name of the policy attached to cgroup @cgid, or NULL. */
 const char *policy_on_cgroup(uint64_t cgid, char *buf, size_t len);
+/* What a -errno of the functions above means, with what to do. */
+const char *links_error(int err);
 /*
- * A policy name the kernel accepts, [A-Za-z0-9_.-]{1,31} but not ".", ".."
- * or "policies" (it names a sysfs directory and a pin). Checked before a
- * name becomes part of a path. policy_name_ok() says why on stderr.
+ * A policy name the kernel accepts, [A-Za-z0-9_.-]{1,31} but not "." or
+ * ".." (it names a pin). Checked before a name becomes part of a path.
+ * policy_name_ok() says why on stderr.
  */
 bool policy_name_valid(const char *name);
 bool policy_name_ok(const char *name);
@@ -90,8 +101,9 @@ extern const char policy_name_rule[];
 /* Everything `list` and `stats` show of one policy, read at one time. */
 struct policy_snap {
 	char name[32];
-	char cgroup[256];		/* as the kernel prints it: "/a/b" */
-	uint64_t cgroup_id;
+	char cgroup[256];		/* under CGROUP_ROOT: "/a/b", "?" */
+	uint64_t cgroup_id;		/* the link's; 0: the root's */
+	uint32_t link_id, map_id;
 	uint64_t attach_ns;		/* CLOCK_BOOTTIME */
 	bool pinned;			/* loaded by collapsectl */
 	int nstats;
@@ -108,6 +120,12 @@ int snapshot_policies(struct policy_snap *out, int max, const char *only);
 
 /* The cgroup v2 id of directory @path, or 0 with a message printed. */
 uint64_t cgroup_path_id(const char *path);
+/*
+ * The path under CGROUP_ROOT ("/a/b", "/" for its root or @id 0) of the
+ * cgroup @id, as this reader's cgroup namespace and mount show it: 0, or
+ * -ENOENT when it is not under CGROUP_ROOT.
+ */
+int cgroup_id_path(uint64_t id, char *buf, size_t len);
 /* A memory.stat field of cgroup directory @cg in bytes, or -1. */
 long long cgroup_memstat(const char *cg, const char *key);
 /* Write @val to file @path; 0 or -errno. */

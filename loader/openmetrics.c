@@ -12,6 +12,51 @@
 #include "collapsectl.h"
 
 /*
+ * The counters exported, each its own family collapse_ext_<name>_total: a
+ * fixed list (collapsectl(8), METRICS), whatever lines the kernel's fdinfo
+ * has. A counter a later kernel adds is exported once it is listed here.
+ */
+static const struct counter {
+	const char *key, *help;
+} counters[] = {
+	{ "ranges_scanned", "PMD-sized ranges the policy let through to the scan" },
+	{ "vetoes", "PMD-sized ranges the policy's pte_limits vetoed" },
+	{ "orders_declined", "Scanned ranges the policy's orders answer left alone" },
+	{ "order_vetoes", "Orders below PMD of a range pte_limits vetoed" },
+	{ "limits_clamped", "pte_limits answers clamped" },
+	{ "orders_clamped", "orders answers naming an order sysfs does not allow" },
+	{ "target_node_chosen", "target_node answers used" },
+	{ "target_node_invalid", "target_node answers naming no online node" },
+	{ "target_node_disallowed", "target_node answers outside cpuset or mempolicy" },
+	{ "target_node_fallback", "Collapses that fell back from the chosen node" },
+	{ "batches", "MADV_COLLAPSE batches" },
+	{ "batch_pmds", "PMDs the MADV_COLLAPSE batches held" },
+	{ "batch_size_clamped", "batch_size answers clamped" },
+	{ "lock_yields", "Times a MADV_COLLAPSE batch let mmap_lock waiters in" },
+	{ "khugepaged_passes", "khugepaged passes sized by the policy" },
+	{ "khugepaged_pass_pages", "Pages of the khugepaged passes sized by the policy" },
+	{ "pass_size_clamped", "pass_size answers clamped" },
+	{ "khugepaged_mm_visits", "khugepaged visits of the policy's mms" },
+	{ "khugepaged_mm_skips", "khugepaged visits the policy's scan_budget skipped" },
+	{ "scan_budget_clamped", "scan_budget answers clamped" },
+	{ "scan_budget_declined_pages", "Pages of khugepaged's budget scan_budget declined" },
+	{ "collapse_succeeded", "Collapses that succeeded" },
+	{ "collapse_failed", "Collapses that failed (by reason: collapse_ext_failed)" },
+	{ "already_huge", "Ranges found PMD-mapped already" },
+	{ "pages_collapsed", "Base pages collapsed" },
+	{ "swaps", "Link updates that replaced the policy" },
+	{ "underused_candidates", "Underused THPs the policy judged" },
+	{ "underused_split", "Underused THPs split on the policy's verdict" },
+	{ "underused_split_failed", "Underused THPs whose split failed" },
+	{ "underused_kept", "Underused THPs the policy kept" },
+	{ "underused_later", "Underused THPs the policy left for a later scan" },
+	{ "underused_zero_pages", "Zero-filled subpages of the THPs split" },
+	{ "underused_pages_compared", "Subpages compared with the zero page" },
+	{ "underused_clamped", "split_underused answers clamped" },
+};
+#define NR_COUNTERS	(sizeof(counters) / sizeof(counters[0]))
+
+/*
  * Counters that are one fact by a label: calls_<hook>, collapsed_<size>
  * and failed_<reason> are the families hook_calls, collapsed and failed,
  * with the rest of the name as the label.
@@ -75,19 +120,6 @@ static void family(FILE *f, bool om, const char *name, const char *type,
 	fprintf(f, "# HELP collapse_ext_%s%s %s\n", name, suffix, help);
 }
 
-/* Has counter @key been written already (it is a family of its own)? */
-static bool seen_before(const struct policy_snap *s, int pi, int si)
-{
-	const char *key = s[pi].stats[si].key;
-	int i, j;
-
-	for (i = 0; i <= pi; i++)
-		for (j = 0; j < (i == pi ? si : s[i].nstats); j++)
-			if (!strcmp(s[i].stats[j].key, key))
-				return true;
-	return false;
-}
-
 static bool snapped(const struct policy_snap *s, int n, const char *name)
 {
 	for (int i = 0; i < n; i++)
@@ -145,32 +177,20 @@ static void expected(FILE *f, bool om, const struct policy_snap *s, int n)
 
 static void print_text(FILE *f, const struct policy_snap *s, int n, bool om)
 {
-	char help[160];
-	size_t l;
-	int i, j, k;
+	size_t c, l;
+	int i, j;
 
-	/* One family per counter name, each with every policy that has it. */
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < s[i].nstats; j++) {
-			const char *key = s[i].stats[j].key;
-
-			if (labelled_of(key) || seen_before(s, i, j))
-				continue;
-			snprintf(help, sizeof(help), "Counter %s of the policy "
-				 "(/sys/kernel/mm/collapse_ext/POLICY/stats)", key);
-			family(f, om, key, "counter", NULL, help);
-			for (k = i; k < n; k++) {
-				int m;
-
-				for (m = 0; m < s[k].nstats; m++) {
-					if (strcmp(s[k].stats[m].key, key))
-						continue;
-					fprintf(f, "collapse_ext_%s_total", key);
-					labels(f, &s[k], NULL, NULL);
-					fprintf(f, " %llu\n", s[k].stats[m].val);
-				}
+	/* One family per listed counter, each with every policy that has it. */
+	for (c = 0; c < NR_COUNTERS; c++) {
+		family(f, om, counters[c].key, "counter", NULL, counters[c].help);
+		for (i = 0; i < n; i++)
+			for (j = 0; j < s[i].nstats; j++) {
+				if (strcmp(s[i].stats[j].key, counters[c].key))
+					continue;
+				fprintf(f, "collapse_ext_%s_total", counters[c].key);
+				labels(f, &s[i], NULL, NULL);
+				fprintf(f, " %llu\n", s[i].stats[j].val);
 			}
-		}
 	}
 	/* calls_<hook>, collapsed_<size>, failed_<reason>: one family each */
 	for (l = 0; l < NR_LABELLED; l++) {

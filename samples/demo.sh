@@ -18,7 +18,7 @@ BPF=/usr/share/collapse_ext/bpf
 echo "== collapse_ext demo on $(uname -r), $(nproc) CPUs," \
 	"$(ls -d /sys/devices/system/node/node* | wc -l) NUMA nodes"
 
-if [ ! -d /sys/kernel/mm/collapse_ext ]; then
+if ! collapsectl version --check; then
 	echo "this kernel has no collapse_ext: MADV_COLLAPSE only"
 	exec collapse_demo --size 64
 fi

@@ -17,7 +17,8 @@
  *
  * Every hook runs under RCU from the collapse paths: keep it short, never
  * sleep. Anything out of range you return is clamped or replaced by the
- * kernel's choice, and counted in /sys/kernel/mm/collapse_ext/NAME/stats/.
+ * kernel's choice, and counted in the policy's counters (collapsectl stats
+ * NAME, or the fdinfo of its link).
  */
 #include "collapse_ext.bpf.h"
 
@@ -61,9 +62,13 @@ s32 BPF_PROG(template_target_node, struct collapse_ext_ctx *cctx)
 	return most ? (s32)best : COLLAPSE_EXT_ANY_NODE;
 }
 
-/* Once per MADV_COLLAPSE batch: PMDs in it (dflt 1: no batching). */
+/*
+ * Once per MADV_COLLAPSE batch: PMDs in it (dflt 1: no batching), of the
+ * pmds_left the request has left.
+ */
 SEC("struct_ops/batch_size")
-u32 BPF_PROG(template_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
+u32 BPF_PROG(template_batch_size, struct collapse_ext_ctx *cctx, u32 dflt,
+	     u32 pmds_left)
 {
 	return dflt;
 }

@@ -127,8 +127,8 @@ command_for() {
 			rest=${rest#passthrough-}
 			pol="/selftests/with_policy.sh $PASSTHROUGH"
 			[ -f "$PASSTHROUGH" ] || { echo "no $PASSTHROUGH" >&2; return; }
-			[ -d /sys/kernel/mm/collapse_ext ] ||
-				{ echo "no /sys/kernel/mm/collapse_ext" >&2; return; }
+			collapsectl version --check ||
+				{ echo "no collapse_ext in this kernel" >&2; return; }
 			;;
 		esac
 		[ -x /selftests/mm/khugepaged ] ||
@@ -190,9 +190,7 @@ state_snapshot() {
 	grep -L '^none' "$TRACING"/events/*/*/filter 2>/dev/null | sed 's/$/=set/'
 	find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sed 's/$/=cgroup/'
 	find /sys/fs/bpf -mindepth 1 ! -type d 2>/dev/null | sed "s/\$/=pin/"
-	for d in /sys/kernel/mm/collapse_ext/*/; do
-		[ -d "$d" ] && echo "${d%/}=policy"
-	done
+	collapsectl list 2>/dev/null | awk 'NR > 1 { print "policy/" $1 "=policy" }'
 }
 
 # Undo what changed since snapshot $1 where it can, and print it: sysctls

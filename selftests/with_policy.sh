@@ -9,7 +9,7 @@ shift
 collapsectl load "$file" --name with_policy >/dev/null || exit 1
 "$@"
 rc=$?
-calls=$(cat /sys/kernel/mm/collapse_ext/with_policy/stats/calls_pte_limits)
+calls=$(collapsectl stats with_policy | awk '$1 == "calls_pte_limits" { print $2 }')
 echo "# with_policy: $file: calls_pte_limits ${calls:-missing}" >&2
 if [ "${calls:-0}" -eq 0 ]; then
 	echo "# with_policy: the kernel never asked $file: not a baseline run" >&2

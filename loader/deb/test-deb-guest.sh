@@ -22,7 +22,9 @@
 set -u
 TOOLS=$1
 UPGRADE=$2
-SYSFS=/sys/kernel/mm/collapse_ext
+# a copy of the installed collapsectl, to look at what is attached (from
+# the policies' links) after the package is removed
+CTL=/tmp/collapsectl
 PINS=/sys/fs/bpf/collapse_ext
 CONF=/etc/collapse_ext/policies.conf
 WORKLOAD=ce-workload.service
@@ -55,12 +57,18 @@ apt_install() {
 		{ sed 's/^/# /' /tmp/apt.log; return 1; }
 }
 # the policies attached now, one per line (none: empty)
-policies() { ls -d "$SYSFS"/*/ 2>/dev/null | xargs -r -n1 basename; }
+policies() { "$CTL" list 2>/dev/null | awk 'NR > 1 { print $1 }'; }
 nothing_attached() { [ -z "$(policies)" ]; }
+is_attached() { policies | grep -qx "$1"; }
+# pol NAME FIELD: cgroup_id or attach_time_ns of attached policy NAME
+pol() {
+	"$CTL" list --json | tr '{' '\n' | grep "\"name\":\"$1\"" |
+		sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"
+}
 no_pins() { [ -z "$(ls -A "$PINS" 2>/dev/null)" ]; }
 # attached_on NAME CGROUP_DIR: NAME governs that cgroup (ids compared)
 attached_on() {
-	[ -d "$2" ] && [ "$(cat "$SYSFS/$1/cgroup_id" 2>/dev/null)" = "$(stat -c %i "$2")" ]
+	[ -d "$2" ] && [ "$(pol "$1" cgroup_id)" = "$(stat -c %i "$2")" ]
 }
 main_pid() { systemctl show -p MainPID --value collapse-ext.service; }
 version() { dpkg-query -W -f '${Version}' collapse-ext-tools 2>/dev/null; }
@@ -71,6 +79,7 @@ wait_for 60 sh -c '[ -d /run/systemd/system ]'
 
 # 1. install
 check "apt-get install $(basename "$TOOLS")" apt_install "$TOOLS"
+cp /usr/sbin/collapsectl "$CTL"
 v1=$(version)
 check "collapsectl --version says the package's version ($v1)" \
 	sh -c "collapsectl --version | grep -q '^collapsectl $v1 '"
@@ -92,7 +101,7 @@ check "systemctl enable --now collapse-ext.service" \
 	sh -c 'systemctl enable --now collapse-ext.service 2>/dev/null'
 check "collapse-ext.service is active (READY=1 after the first pass)" is_state collapse-ext.service active
 check "the policy of a service not started is pending, not attached" \
-	sh -c "! [ -d $SYSFS/web ]"
+	eval '! is_attached web'
 check "the pending line is logged as a warning" \
 	wait_for 10 sh -c "journalctl -q -u collapse-ext.service -p warning | grep -q '$WORKLOAD'"
 systemctl start $WORKLOAD
@@ -101,7 +110,7 @@ cg1=$(stat -c %i "$WL_CG")
 dm1=$(dmesg | grep -c 'collapse_ext: policy web detached: its cgroup')
 systemctl restart $WORKLOAD
 check "after a restart of $WORKLOAD, attached to its new cgroup" \
-	wait_for 30 sh -c "[ \$(stat -c %i $WL_CG) != $cg1 ] && [ \"\$(cat $SYSFS/web/cgroup_id)\" = \$(stat -c %i $WL_CG) ]"
+	wait_for 30 eval '[ "$(stat -c %i $WL_CG)" != "$cg1" ] && attached_on web "$WL_CG"'
 check "the kernel logged the detach when the old cgroup went" \
 	sh -c "[ \$(dmesg | grep -c 'collapse_ext: policy web detached: its cgroup') -gt $dm1 ]"
 
@@ -112,13 +121,13 @@ echo "broken no_such_policy /" >> "$CONF"
 check "systemctl reload fails on a file that does not verify" \
 	sh -c '! systemctl reload collapse-ext.service 2>/dev/null'
 check "... and changes nothing (the same pin, still attached, nothing added)" \
-	sh -c "[ \"\$(stat -c %i $PINS/web)\" = '$pin1' ] && [ -d $SYSFS/web ] && ! [ -d $SYSFS/broken ]"
+	eval '[ "$(stat -c %i $PINS/web)" = "$pin1" ] && is_attached web && ! is_attached broken'
 cp /tmp/good.conf "$CONF"
 check "collapse-ext.service is still active" is_state collapse-ext.service active
 
 # 4. upgrade: a reload, not a restart (nothing detached meanwhile)
 pid1=$(main_pid)
-att1=$(cat $SYSFS/web/attach_time_ns)
+att1=$(pol web attach_time_ns)
 check "apt-get install $(basename "$UPGRADE") (an upgrade)" apt_install "$UPGRADE"
 v2=$(version)
 check "the package is upgraded ($v1 -> $v2)" sh -c "[ '$v2' != '$v1' ]"
@@ -127,7 +136,7 @@ check "the upgrade reloaded collapse-ext.service: the new collapsectl runs (same
 			   [ \$(systemctl show -p MainPID --value collapse-ext.service) = $pid1 ]"
 check "collapse-ext.service is active after the upgrade" is_state collapse-ext.service active
 check "the policy stayed attached across the upgrade (the same attach time)" \
-	sh -c "[ \"\$(cat $SYSFS/web/attach_time_ns)\" = '$att1' ]"
+	eval '[ "$(pol web attach_time_ns)" = "$att1" ]'
 
 # the counters for the node exporter, by the timer's service, into a
 # directory root does not own (as prometheus-node-exporter's)
@@ -145,7 +154,7 @@ check "the timer writes it again within 40 s" wait_for 40 test -s $PROM/collapse
 # 5. remove, with a policy loaded by hand beside the service's
 check "collapsectl load frugal.bpf.o --name manual" \
 	sh -c 'collapsectl load /usr/lib/collapse_ext/bpf/frugal.bpf.o --name manual > /dev/null'
-check "two policies attached" sh -c "[ \$(ls -d $SYSFS/*/ | wc -l) = 2 ]"
+check "two policies attached" eval '[ "$(policies | wc -l)" = 2 ]'
 check "apt-get remove collapse-ext-tools" sh -c 'apt-get remove -y -q collapse-ext-tools > /tmp/apt.log 2>&1'
 check "collapse-ext.service and the metrics timer are stopped" \
 	sh -c '! systemctl is-active -q collapse-ext.service && ! systemctl is-active -q collapse-ext-metrics.timer'

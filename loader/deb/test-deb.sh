@@ -176,12 +176,12 @@ BZIMAGE=$vmlinuz selftests/vm/run --timeout 300 --log "$log" -- sh -c '
 	set -e
 	echo "uname: $(uname -r) $(uname -v)"
 	collapsectl --version
-	ls /sys/kernel/mm/collapse_ext/
+	collapsectl version --check
 	collapsectl load /usr/share/collapse_ext/bpf/passthrough.bpf.o
-	collapsectl list
-	test -d /sys/kernel/mm/collapse_ext/passthrough/stats
+	collapsectl list | grep "^passthrough "
+	collapsectl stats passthrough | grep -w ranges_scanned
 	collapsectl unload passthrough
-	! test -e /sys/kernel/mm/collapse_ext/passthrough
+	! collapsectl list | grep "^passthrough "
 	echo TEST_DEB_GUEST_OK' > "$tmp/boot" 2>&1
 brc=$?
 set -e

@@ -23,20 +23,52 @@ bool kernel_has_hook(const char *hook)
 	return ops_data_kernel_has_hook(hook);
 }
 
+/*
+ * Line @key of the fdinfo of the link that attached @policy (its
+ * "policy:" line names it), -1 when no link has that policy or no such
+ * line. The links are walked as bpftool link show walks them.
+ */
+long long policy_link_num(const char *policy, const char *key)
+{
+	size_t klen = strlen(key);
+	long long val = -1;
+	__u32 id = 0;
+
+	while (val < 0 && !bpf_link_get_next_id(id, &id)) {
+		char path[64], line[256], want[64];
+		long long v = -1;
+		bool ours = false;
+		FILE *f;
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+		snprintf(want, sizeof(want), "policy:\t%s\n", policy);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f)) {
+			if (!strcmp(line, want))
+				ours = true;
+			else if (!strncmp(line, key, klen) && line[klen] == ':')
+				v = strtoll(line + klen + 1, NULL, 10);
+		}
+		if (f)
+			fclose(f);
+		close(fd);
+		if (ours)
+			val = v;
+	}
+	return val;
+}
+
 long policy_stat(const char *policy, const char *key)
 {
-	char path[256];
-
-	snprintf(path, sizeof(path), CE_SYSFS "%s/stats/%s", policy, key);
-	return read_num(path);
+	return policy_link_num(policy, key);
 }
 
 bool policy_attached(const char *policy)
 {
-	char path[256];
-
-	snprintf(path, sizeof(path), CE_SYSFS "%s/cgroup_id", policy);
-	return !access(path, F_OK);
+	return policy_link_num(policy, "attach_time_ns") >= 0;
 }
 
 long cg_current_kb(const char *path)

@@ -17,7 +17,6 @@ typedef __s64 s64;
 typedef __u32 u32;
 typedef __s32 s32;
 
-#define CE_SYSFS	"/sys/kernel/mm/collapse_ext/"
 #define CGROOT		"/sys/fs/cgroup/"
 
 /* enum collapse_caller, enum collapse_ext_exit_reason */
@@ -38,9 +37,14 @@ typedef __s32 s32;
 /* Has the running kernel's struct collapse_ext_ops a member @hook (BTF)? */
 bool kernel_has_hook(const char *hook);
 
-/* /sys/kernel/mm/collapse_ext/POLICY/stats/KEY, -1 if absent. */
+/*
+ * Line KEY ("cgroup_id", "link_id", "attach_time_ns" or a counter) of the
+ * fdinfo of the link that attached POLICY, -1 if absent.
+ */
+long long policy_link_num(const char *policy, const char *key);
+/* Counter KEY of POLICY (its link's fdinfo), -1 if absent. */
 long policy_stat(const char *policy, const char *key);
-/* Is POLICY attached (its directory in /sys/kernel/mm/collapse_ext/)? */
+/* Is POLICY attached (a link's fdinfo names it)? */
 bool policy_attached(const char *policy);
 struct bpf_link;
 /*

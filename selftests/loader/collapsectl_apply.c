@@ -49,10 +49,9 @@ static void write_text(const char *path, const char *text)
 /* cgroup id of policy @name, as the kernel shows it; 0 when not attached */
 static uint64_t policy_cgroup(const char *name)
 {
-	char path[128];
+	long long id = policy_link_num(name, "cgroup_id");
 
-	snprintf(path, sizeof(path), "/sys/kernel/mm/collapse_ext/%s/cgroup_id", name);
-	return access(path, R_OK) ? 0 : read_num(path);
+	return id < 0 ? 0 : id;
 }
 
 FIXTURE(apply)

@@ -282,7 +282,7 @@ TEST_F(ctl, errors_are_one_clear_line)
 	EXPECT_FALSE(policy_attached("two_ops_a"));
 	/* verifier rejection: the relevant tail, not the whole log */
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load " TBPF "bad_ctx_write.bpf.o"));
-	EXPECT_NE(NULL, strstr(out, "only struct collapse_ext_limits is writable"));
+	EXPECT_NE(NULL, strstr(out, "only the limits of struct collapse_ext_limits are writable"));
 	EXPECT_NE(NULL, strstr(out, "load failed"));
 	EXPECT_GT(40, count_lines(out)) TH_LOG("%s", out);
 	/* bad cgroup paths */
@@ -321,8 +321,11 @@ TEST_F(ctl, errors_are_one_clear_line)
 	/* names the kernel refuses never become paths */
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl unload ../x"));
 	EXPECT_NE(NULL, strstr(out, "'../x' is not a policy name")) TH_LOG("%s", out);
-	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl stats policies"));
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl stats ."));
 	EXPECT_NE(NULL, strstr(out, "is not a policy name"));
+	/* "policies" names no sysfs file any more: a name like another */
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl stats policies"));
+	EXPECT_NE(NULL, strstr(out, "no policy named 'policies'")) TH_LOG("%s", out);
 	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load " BPF
 			     "passthrough.bpf.o --name a/b"));
 	EXPECT_NE(NULL, strstr(out, "'a/b' is not a policy name"));
@@ -364,21 +367,43 @@ TEST_F(ctl, ebusy_names_the_holder)
 }
 
 /*
+ * A raw BTF with one type, int: the vmlinux BTF of a kernel without
+ * collapse_ext, as far as collapsectl looks (no struct collapse_ext_ops).
+ */
+static const unsigned char btf_without_ce[] = {
+	0x9f, 0xeb, 1, 0, 24, 0, 0, 0,		/* magic, version, flags, hdr_len */
+	0, 0, 0, 0, 16, 0, 0, 0,		/* type_off, type_len */
+	16, 0, 0, 0, 5, 0, 0, 0,		/* str_off, str_len */
+	1, 0, 0, 0, 0, 0, 0, 1, 4, 0, 0, 0,	/* "int": BTF_KIND_INT, 4 bytes */
+	32, 0, 0, 0,				/* 32 bits */
+	0, 'i', 'n', 't', 0,
+};
+
+/*
  * A kernel without collapse_ext, as collapsectl sees one: in a private
- * mount namespace with /sys/kernel/mm/collapse_ext hidden under a tmpfs.
+ * mount namespace whose /sys/kernel/btf/vmlinux has no collapse_ext_ops.
  */
 TEST_F(ctl, kernel_without_collapse_ext)
 {
 	static const char *const cmds[] = {
 		"list", "stats", "unload x", "load " BPF "passthrough.bpf.o",
 	};
+	FILE *f = fopen("/tmp/btf_without_ce", "w");
 
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fwrite(btf_without_ce, sizeof(btf_without_ce), 1, f));
+	fclose(f);
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "unshare -m sh -c 'mount --bind "
+			     "/tmp/btf_without_ce /sys/kernel/btf/vmlinux && "
+			     "exec collapsectl version --check'")) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl version --check"));
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		EXPECT_EQ(1, run_cmd(out, sizeof(out), "unshare -m sh -c 'mount -t tmpfs "
-				     "none /sys/kernel/mm && exec collapsectl %s'", cmds[i]));
+		EXPECT_EQ(1, run_cmd(out, sizeof(out), "unshare -m sh -c 'mount --bind "
+				     "/tmp/btf_without_ce /sys/kernel/btf/vmlinux && "
+				     "exec collapsectl %s'", cmds[i]));
 		EXPECT_NE(NULL, strstr(out, "this kernel has no collapse_ext"))
 			TH_LOG("%s: %s", cmds[i], out);
-		EXPECT_NE(NULL, strstr(out, "make kernel"));
+		EXPECT_NE(NULL, strstr(out, "CONFIG_COLLAPSE_EXT=y"));
 		EXPECT_EQ(1, count_lines(out)) TH_LOG("%s: %s", cmds[i], out);
 	}
 	EXPECT_FALSE(policy_attached("passthrough"));
@@ -391,6 +416,11 @@ TEST_F(ctl, not_root)
 	EXPECT_NE(NULL, strstr(out, "needs CAP_SYS_ADMIN")) TH_LOG("%s", out);
 	EXPECT_EQ(1, run_cmd_as(65534, out, sizeof(out), "collapsectl unload x"));
 	EXPECT_NE(NULL, strstr(out, "needs CAP_SYS_ADMIN"));
+	/* the policies are read from their links, given only to CAP_SYS_ADMIN */
+	EXPECT_EQ(1, run_cmd_as(65534, out, sizeof(out), "collapsectl list"));
+	EXPECT_NE(NULL, strstr(out, "needs CAP_SYS_ADMIN")) TH_LOG("%s", out);
+	EXPECT_EQ(1, run_cmd_as(65534, out, sizeof(out), "collapsectl stats"));
+	EXPECT_NE(NULL, strstr(out, "needs CAP_SYS_ADMIN")) TH_LOG("%s", out);
 	/* a process of another user */
 	EXPECT_EQ(1, run_cmd_as(65534, out, sizeof(out), "collapsectl collapse "
 				"--pid 1 --limits"));
@@ -569,7 +599,7 @@ TEST_F_TIMEOUT(ctl, ab_failing_workload_fails, 60)
 TEST_F_TIMEOUT(ctl, load_foreground, 60)
 {
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load --foreground " BPF
-			     "frugal.bpf.o & while [ ! -d " CE_SYSFS "frugal ]; do "
+			     "frugal.bpf.o & while ! collapsectl list | grep -q ^frugal; do "
 			     "sleep 0.1; done; "
 			     "test ! -e " PINS "frugal || echo pinned; "
 			     "kill -TERM $!; wait $!")) TH_LOG("%s", out);
@@ -582,7 +612,8 @@ TEST_F_TIMEOUT(ctl, load_foreground, 60)
 	ASSERT_EQ(0, cg_create("ctl_fg", NULL));
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "timeout 30 collapsectl load --foreground "
 			     "--cgroup /sys/fs/cgroup/ctl_fg " BPF "frugal.bpf.o & "
-			     "while [ ! -d " CE_SYSFS "frugal ]; do sleep 0.1; done; rmdir /sys/fs/cgroup/ctl_fg; wait $!"))
+			     "while ! collapsectl list | grep -q ^frugal; do sleep 0.1; done; "
+			     "rmdir /sys/fs/cgroup/ctl_fg; wait $!"))
 		TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "detached by the kernel")) TH_LOG("%s", out);
 	EXPECT_FALSE(policy_attached("frugal"));

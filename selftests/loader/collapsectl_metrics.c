@@ -131,6 +131,47 @@ TEST_F(metrics, openmetrics_textfile_json)
 	EXPECT_NE(NULL, strstr(out, "not a directory"));
 }
 
+/*
+ * The metric names are collapsectl's fixed list, not whatever the kernel
+ * shows: every counter of the kernel's (the lines of the link's fdinfo, as
+ * stats prints them) is exported, by a family of its own or as the label
+ * of hook_calls, collapsed or failed.
+ */
+TEST_F(metrics, every_kernel_counter_exported)
+{
+	static char table[1 << 14];
+	char key[64], pat[256], *line;
+	int n = 0;
+
+	load_two(_metadata);
+	ASSERT_EQ(0, run_cmd(table, sizeof(table), "collapsectl stats pass_m"));
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl stats --openmetrics"));
+	for (line = strtok(table, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long long v;
+		const char *fam = NULL, *label = NULL;
+
+		if (sscanf(line, " %63s %llu", key, &v) != 2)
+			continue;
+		n++;
+		if (!strncmp(key, "calls_", 6))
+			fam = "hook_calls", label = key + 6;
+		else if (!strncmp(key, "collapsed_", 10))
+			fam = "collapsed", label = key + 10;
+		else if (!strncmp(key, "failed_", 7))
+			fam = "failed", label = key + 7;
+		if (fam)
+			snprintf(pat, sizeof(pat), "collapse_ext_%s_total{policy=\"pass_m\""
+				 ",cgroup=\"/ce_m1\",%s=\"%s\"} %llu\n", fam,
+				 !strcmp(fam, "hook_calls") ? "hook" :
+				 !strcmp(fam, "failed") ? "reason" : "size", label, v);
+		else
+			snprintf(pat, sizeof(pat), "collapse_ext_%s_total{policy=\"pass_m\""
+				 ",cgroup=\"/ce_m1\"} %llu\n", key, v);
+		EXPECT_NE(NULL, strstr(out, pat)) TH_LOG("%s is not exported", key);
+	}
+	EXPECT_LT(30, n);
+}
+
 /* Nothing attached: still valid documents (an empty array, no samples). */
 TEST_F(metrics, nothing_attached)
 {

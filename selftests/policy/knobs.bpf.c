@@ -79,11 +79,11 @@ static __always_inline int answer_pte_limits(struct collapse_ext_ctx *cctx,
 					     struct collapse_ext_limits *limits)
 {
 	nr_pte_limits++;
-	nr_pte_limits_order[collapse_ext_order(cctx) & 15]++;
+	nr_pte_limits_order[collapse_ext_order(limits) & 15]++;
 	if (range_base && cctx->address >= range_base &&
 	    cctx->address - range_base < 64ULL << PMD_SHIFT) {
 		ranges_seen |= 1ULL << ((cctx->address - range_base) >> PMD_SHIFT);
-		if (collapse_ext_order(cctx) == COLLAPSE_EXT_PMD_ORDER)
+		if (collapse_ext_order(limits) == COLLAPSE_EXT_PMD_ORDER)
 			nr_region_ranges++;
 	}
 	if (spin_ns) {
@@ -104,7 +104,7 @@ static __always_inline int answer_pte_limits(struct collapse_ext_ctx *cctx,
 	if (set_none != KEEP)
 		limits->max_ptes_none = set_none;
 	if (none_pct != KEEP)
-		limits->max_ptes_none = ((1U << (collapse_ext_order(cctx) & 15)) *
+		limits->max_ptes_none = ((1U << (collapse_ext_order(limits) & 15)) *
 					 (u64)none_pct) / 100;
 	if (set_swap != KEEP)
 		limits->max_ptes_swap = set_swap;
@@ -139,7 +139,8 @@ s32 BPF_PROG(knobs_target_node, struct collapse_ext_ctx *cctx)
 }
 
 SEC("struct_ops/batch_size")
-u32 BPF_PROG(knobs_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
+u32 BPF_PROG(knobs_batch_size, struct collapse_ext_ctx *cctx, u32 dflt,
+	     u32 pmds_left)
 {
 	nr_batch_size++;
 	/* MADV_COLLAPSE only: the khugepaged pass asks pass_size */
@@ -147,8 +148,8 @@ u32 BPF_PROG(knobs_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 		nr_batch_madvise++;
 	seen_batch_dflt = dflt;
 	if (!seen_pmds_left)
-		seen_pmds_left = cctx->pmds_left;
-	last_pmds_left = cctx->pmds_left;
+		seen_pmds_left = pmds_left;
+	last_pmds_left = pmds_left;
 	return batch_pmds == KEEP ? dflt : batch_pmds;
 }
 
@@ -164,7 +165,8 @@ u32 BPF_PROG(knobs_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
 }
 
 SEC("struct_ops/scan_budget")
-u32 BPF_PROG(knobs_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)
+u32 BPF_PROG(knobs_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt,
+	     const struct collapse_ext_visit *visit)
 {
 	nr_scan_budget++;
 	if (nr_pte_limits - pte_limits_at_visit > visit_ranges_max)
@@ -173,13 +175,13 @@ u32 BPF_PROG(knobs_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)
 	sb_dflt = dflt;
 	sb_caller = cctx->caller;
 	sb_address = cctx->address;
-	sb_anon_pages = cctx->anon_pages;
-	sb_scanned = cctx->scanned_pages;
-	sb_since_visit_ns = cctx->since_visit_ns;
-	sb_walk_pmds = cctx->walk_pmds;
-	sb_walk_huge = cctx->walk_huge;
-	sb_visit_pmds = cctx->visit_pmds;
-	sb_visit_huge = cctx->visit_huge;
+	sb_anon_pages = visit->anon_pages;
+	sb_scanned = visit->scanned_pages;
+	sb_since_visit_ns = visit->since_visit_ns;
+	sb_walk_pmds = visit->walk_pmds;
+	sb_walk_huge = visit->walk_huge;
+	sb_visit_pmds = visit->visit_pmds;
+	sb_visit_huge = visit->visit_huge;
 	sb_mm = (u64)cctx->mm;
 	sb_owner_cgroup_id = collapse_ext_owner_cgroup_id(cctx);
 	return budget == KEEP ? dflt : budget;

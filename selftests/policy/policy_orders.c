@@ -3,7 +3,7 @@
  * orders and per-order pte limits (7.3): khugepaged makes of a range only
  * the orders the policy chose among those sysfs allows (others dropped
  * and counted, none at all a veto); pte_limits is asked per order below
- * PMD, with ctx.order, and its max_ptes_none there is 0 or all but one,
+ * PMD, with limits->order, and its max_ptes_none there is 0 or all but one,
  * anything between is 0, and all but one only under larger orders that
  * fill holes too (upstream's rule against creep): no collapse makes the
  * next scan find the range eligible one order higher, neither between,
@@ -152,10 +152,22 @@ TEST_F_TIMEOUT(orders, none_leaves_the_range, 120)
 {
 	unsigned long count[PMD_ORDER + 1];
 
+	long calls, declined;
+
 	self->skel->data->orders_answer = 0;
 	khugepaged_over(_metadata, self, NULL, count);
 	EXPECT_EQ(NR_PMDS * HPAGE_NR, count[0]);
 	EXPECT_LT(0, policy_stat("knobs", "failed_veto"));
+	/*
+	 * A range is counted once: a range the orders answer leaves alone is
+	 * among ranges_scanned (pte_limits let it through), as declined, and
+	 * not also among the vetoes, which only pte_limits makes.
+	 */
+	read_together("calls_orders", &calls, "orders_declined", &declined);
+	EXPECT_LT(0, declined);
+	EXPECT_EQ(calls, declined);
+	EXPECT_EQ(0, policy_stat("knobs", "vetoes"));
+	EXPECT_LE(declined, policy_stat("knobs", "ranges_scanned"));
 	EXPECT_EQ(0, policy_stat("knobs", "collapsed_64kB"));
 	EXPECT_EQ(0, policy_stat("knobs", "collapsed_2048kB"));
 }
