@@ -146,6 +146,7 @@ chown 65534:65534 $PROM
 check "collapse-ext-metrics.service writes the attached policy to collapse_ext.prom" \
 	sh -c "systemctl start collapse-ext-metrics.service &&
 	       grep -q '^collapse_ext_policy_attached{policy=\"web\"} 1' $PROM/collapse_ext.prom"
+journalctl -q -u collapse-ext-metrics.service | tail -n 5 | sed 's/^/# metrics journal: /'
 rm -f $PROM/collapse_ext.prom
 check "systemctl enable --now collapse-ext-metrics.timer" \
 	sh -c 'systemctl enable --now collapse-ext-metrics.timer 2>/dev/null'
