@@ -170,20 +170,37 @@ TEST(no_batch_size_hook_one_pmd_at_a_time)
 }
 
 #define CG_MARGIN	"ce_batch_margin"
+#define CG_MARGIN_LEAF	CG_MARGIN "/leaf"
 #define MARGIN_PMDS	16
 
-/* memory.current of CG_MARGIN */
-static long margin_current(void)
+/*
+ * Where margin_collapse() runs and where the limit that bounds it sits:
+ * the same cgroup, or an ancestor of the one it runs in.
+ */
+struct margin {
+	const char *run;	/* the workload's cgroup */
+	const char *limited;	/* the cgroup whose @knob leaves the room */
+	const char *knob;	/* memory.max or memory.high */
+};
+
+/* memory.<@file> of cgroup @cg, a number */
+static long margin_num(const char *cg, const char *file)
 {
-	return read_num(CGROOT CG_MARGIN "/memory.current");
+	char path[256];
+
+	snprintf(path, sizeof(path), CGROOT "%s/memory.%s", cg, file);
+	return read_num(path);
 }
 
-/* The "high" count of CG_MARGIN's memory.events */
-static long margin_high_events(void)
+/* The "high" count of @cg's memory.events */
+static long margin_high_events(const char *cg)
 {
-	char k[32];
+	char k[32], path[256];
 	long v, ret = -1;
-	FILE *f = fopen(CGROOT CG_MARGIN "/memory.events", "r");
+	FILE *f;
+
+	snprintf(path, sizeof(path), CGROOT "%s/memory.events", cg);
+	f = fopen(path, "r");
 
 	if (!f)
 		return -1;
@@ -195,10 +212,10 @@ static long margin_high_events(void)
 }
 
 /*
- * In CG_MARGIN: fault in MARGIN_PMDS fully populated huge pages, leave the
- * memcg 3 MiB of room below the knob @arg names (memory.max or
- * memory.high: one new huge page at a time fits, two do not; no swap),
- * MADV_COLLAPSE them all. Returns the PMDs collapsed, plus 100 when
+ * In m->run: fault in MARGIN_PMDS fully populated huge pages, leave
+ * m->limited 3 MiB of room below its m->knob (memory.max or memory.high:
+ * one new huge page at a time fits, two do not; no swap), MADV_COLLAPSE
+ * them all. Returns the PMDs collapsed, plus 100 when
  * MADV_COLLAPSE failed, plus 50 when the memcg went over memory.high
  * (memory.events counts that only when reclaim runs: memory.peak shows it
  * even when the excess is freed before), plus 25 when its peak went over
@@ -207,28 +224,29 @@ static long margin_high_events(void)
  */
 static int margin_collapse(void *arg)
 {
-	char knob[128];
+	const struct margin *m = arg;
+	char knob[256];
 	struct region r;
 	long before, after, high;
 	int i, n = 0, err = 0;
 
-	snprintf(knob, sizeof(knob), CGROOT CG_MARGIN "/%s", (char *)arg);
+	snprintf(knob, sizeof(knob), CGROOT "%s/%s", m->limited, m->knob);
 	if (region_map(&r, MARGIN_PMDS))
 		return 200;
 	region_fill(&r, NULL);
-	before = margin_current();
-	high = margin_high_events();
+	before = margin_num(m->limited, "current");
+	high = margin_high_events(m->limited);
 	if (before <= 0 || high < 0 || write_num(knob, before + (3L << 20)))
 		return 201;
 	if (madvise(r.p, r.len, MADV_COLLAPSE))
 		err = 100;
 	for (i = 0; i < MARGIN_PMDS; i++)
 		n += range_is_huge(0, r.p + i * HPAGE_SZ, HPAGE_SZ);
-	after = margin_current();
-	if (margin_high_events() != high)
+	after = margin_num(m->limited, "current");
+	if (margin_high_events(m->limited) != high)
 		err += 50;
 	/* peak of the cgroup's life: earlier runs here peaked as low */
-	if (read_num(CGROOT CG_MARGIN "/memory.peak") > before + (3L << 20))
+	if (margin_num(m->limited, "peak") > before + (3L << 20))
 		err += 25;
 	write_str(knob, "max");
 	if (!region_check(&r, NULL))
@@ -240,11 +258,12 @@ static int margin_collapse(void *arg)
 }
 
 /*
- * margin_collapse() with room below @knob, under batches of @pmds (0: no
- * policy, one PMD at a time); *@pte_limits: the policy's pte_limits calls.
+ * margin_collapse(@m), under batches of @pmds of a policy on cgroup @cgid
+ * (0 PMDs: no policy, one PMD at a time); *@pte_limits: the policy's
+ * pte_limits calls.
  */
-static int margin_collapse_batched(uint64_t cgid, const char *knob, int pmds,
-				   long *pte_limits)
+static int margin_collapse_batched(uint64_t cgid, const struct margin *m,
+				   int pmds, long *pte_limits)
 {
 	struct knobs *skel = NULL;
 	struct bpf_link *link = NULL;
@@ -261,7 +280,7 @@ static int margin_collapse_batched(uint64_t cgid, const char *knob, int pmds,
 			return 211;
 		}
 	}
-	ret = run_in_cgroup(CG_MARGIN, margin_collapse, (void *)knob);
+	ret = run_in_cgroup(m->run, margin_collapse, (void *)m);
 	*pte_limits = skel ? (long)skel->bss->nr_pte_limits : 0;
 	bpf_link__destroy(link);
 	knobs__destroy(skel);
@@ -287,9 +306,11 @@ TEST(memcg_margin_as_one_at_a_time)
 	ASSERT_EQ(0, access(CGROOT CG_MARGIN "/memory.max", W_OK));
 	ASSERT_EQ(0, write_str(CGROOT CG_MARGIN "/memory.swap.max", "0"));
 	for (k = 0; k < 2; k++) {
-		dflt = margin_collapse_batched(cgid, knobs[k], 0, &asked_none);
-		one = margin_collapse_batched(cgid, knobs[k], 1, &asked_one);
-		big = margin_collapse_batched(cgid, knobs[k], 64, &asked_big);
+		const struct margin m = { CG_MARGIN, CG_MARGIN, knobs[k] };
+
+		dflt = margin_collapse_batched(cgid, &m, 0, &asked_none);
+		one = margin_collapse_batched(cgid, &m, 1, &asked_one);
+		big = margin_collapse_batched(cgid, &m, 64, &asked_big);
 		TH_LOG("%s: collapsed with no policy %d, batch 1 %d, batch 64 %d",
 		       knobs[k], dflt, one, big);
 		EXPECT_EQ(MARGIN_PMDS, dflt);
@@ -298,6 +319,45 @@ TEST(memcg_margin_as_one_at_a_time)
 		EXPECT_EQ(MARGIN_PMDS, asked_one);
 		EXPECT_EQ(MARGIN_PMDS, asked_big);
 	}
+	EXPECT_EQ(0, cg_remove(CG_MARGIN));
+}
+
+/*
+ * The same room, left by a limit on the workload's parent, with the
+ * policy on that parent too: a batch is bounded by every ancestor's room,
+ * not only its own memcg's. Then the leaf limited as well, with more room
+ * than its parent: the smaller, the parent's, still bounds it.
+ */
+TEST(memcg_margin_of_an_ancestor_as_one_at_a_time)
+{
+	static const char *const knobs[] = { "memory.max", "memory.high" };
+	char leaf_knob[256];
+	long asked;
+	uint64_t top;
+	int k, both, dflt, big;
+
+	ASSERT_EQ(0, cg_create(CG_MARGIN, &top));
+	ASSERT_EQ(0, cg_memory_subtree(CG_MARGIN, true));
+	ASSERT_EQ(0, cg_create(CG_MARGIN_LEAF, NULL));
+	ASSERT_EQ(0, write_str(CGROOT CG_MARGIN "/memory.swap.max", "0"));
+	for (k = 0; k < 2; k++) {
+		const struct margin m = { CG_MARGIN_LEAF, CG_MARGIN, knobs[k] };
+
+		snprintf(leaf_knob, sizeof(leaf_knob), CGROOT CG_MARGIN_LEAF "/%s",
+			 knobs[k]);
+		dflt = margin_collapse_batched(top, &m, 0, &asked);
+		big = margin_collapse_batched(top, &m, 64, &asked);
+		ASSERT_EQ(0, write_num(leaf_knob, 64L << 20));
+		both = margin_collapse_batched(top, &m, 64, &asked);
+		ASSERT_EQ(0, write_str(leaf_knob, "max"));
+		TH_LOG("%s on the parent: collapsed with no policy %d, batch 64 %d, "
+		       "and 64 MiB on the leaf too %d", knobs[k], dflt, big, both);
+		EXPECT_EQ(MARGIN_PMDS, dflt);
+		EXPECT_EQ(dflt, big);
+		EXPECT_EQ(dflt, both);
+		EXPECT_EQ(MARGIN_PMDS, asked);
+	}
+	EXPECT_EQ(0, cg_remove(CG_MARGIN_LEAF));
 	EXPECT_EQ(0, cg_remove(CG_MARGIN));
 }
 
