@@ -169,6 +169,11 @@ TEST_F(limits, sysfs_limits_clamped_to_511)
 	close(pidfd);
 }
 
+/*
+ * MADV_F_COLLAPSE_LIMITS: the policy is told khugepaged's three sysfs
+ * limits, each off its default and each a value of its own, so that one
+ * read from the wrong knob, or left at its default, shows.
+ */
 TEST_F(limits, process_madvise_limits_arrive)
 {
 	struct thp_settings s = *thp_current_settings();
@@ -176,12 +181,16 @@ TEST_F(limits, process_madvise_limits_arrive)
 
 	ASSERT_LE(0, pidfd);
 	s.khugepaged.max_ptes_none = 17;
+	s.khugepaged.max_ptes_swap = 23;
+	s.khugepaged.max_ptes_shared = 31;
 	thp_push_settings(&s);
 	region_fill(&self->r, NULL);
 	EXPECT_EQ((long)self->r.len,
 		  sys_process_madvise(pidfd, self->r.p, self->r.len,
 				      MADV_COLLAPSE, MADV_F_COLLAPSE_LIMITS));
 	EXPECT_EQ(17, self->skel->bss->seen_none);
+	EXPECT_EQ(23, self->skel->bss->seen_swap);
+	EXPECT_EQ(31, self->skel->bss->seen_shared);
 	EXPECT_EQ(CALLER_PROCESS_MADVISE, self->skel->bss->seen_caller);
 	EXPECT_EQ(MADV_F_COLLAPSE_LIMITS, self->skel->bss->seen_flags);
 	close(pidfd);
