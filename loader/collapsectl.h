@@ -111,8 +111,9 @@ struct policy_snap {
 	long long anon, anon_thp;	/* memory.stat bytes, -1 if unknown */
 };
 /*
- * Snapshot policy @only (NULL: every attached policy) into @out; a policy
- * that goes away meanwhile is left out. Count or -errno.
+ * Snapshot policy @only (NULL: every attached policy) into @out, every
+ * counter (failed_<reason> at 0 too: the machine outputs export them); a
+ * policy that goes away meanwhile is left out. Count or -errno.
  */
 int snapshot_policies(struct policy_snap *out, int max, const char *only);
 

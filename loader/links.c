@@ -200,15 +200,18 @@ static int by_key(const void *a, const void *b)
 }
 
 /*
- * Keep the counters of @l worth showing, sorted by name: a failed_<reason>
- * counter that is 0 is left out (a reason shows once it happened).
+ * The counters of @l, sorted by name; with @quiet, a failed_<reason>
+ * counter that is 0 is left out (in a table, a reason shows once it
+ * happened; a scraper wants every series from the start, 0 included).
  */
-static int shown_stats(const struct ce_link *l, struct stat_line *out, int max)
+static int shown_stats(const struct ce_link *l, struct stat_line *out, int max,
+		       bool quiet)
 {
 	int i, n = 0;
 
 	for (i = 0; i < l->nstats && n < max; i++) {
-		if (!strncmp(l->stats[i].key, "failed_", 7) && !l->stats[i].val)
+		if (quiet && !strncmp(l->stats[i].key, "failed_", 7) &&
+		    !l->stats[i].val)
 			continue;
 		out[n++] = l->stats[i];
 	}
@@ -225,7 +228,7 @@ int read_stats(const char *name, struct stat_line *out, int max)
 		return -ENOMEM;
 	ret = policy_link(name, l);
 	if (!ret)
-		ret = shown_stats(l, out, max);
+		ret = shown_stats(l, out, max, true);
 	free(l);
 	return ret;
 }
@@ -255,7 +258,7 @@ static int snap_one(const struct ce_link *l, void *arg)
 	s->attach_ns = l->attach_ns;
 	if (cgroup_id_path(l->cgroup_id, s->cgroup, sizeof(s->cgroup)))
 		snprintf(s->cgroup, sizeof(s->cgroup), "?");
-	s->nstats = shown_stats(l, s->stats, MAX_STATS);
+	s->nstats = shown_stats(l, s->stats, MAX_STATS, false);
 	pin_path(dir, sizeof(dir), s->name);
 	s->pinned = !access(dir, F_OK);
 	snprintf(dir, sizeof(dir), CGROUP_ROOT "%s", s->cgroup);

@@ -88,6 +88,9 @@ TEST_F(metrics, openmetrics_textfile_json)
 	EXPECT_EQ(0, sample(out, "collapse_succeeded", odd)) TH_LOG("%s", out);
 	snprintf(failed, sizeof(failed), "%s,reason=\"none_limit\"", odd);
 	EXPECT_EQ(1, sample(out, "failed", failed)) TH_LOG("%s", out);
+	/* a reason that never happened is a series at 0, not a missing one */
+	snprintf(failed, sizeof(failed), "%s,reason=\"alloc\"", pass);
+	EXPECT_EQ(0, sample(out, "failed", failed)) TH_LOG("%s", out);
 	/* calls_<hook> is one family with a hook label */
 	EXPECT_NE(NULL, strstr(out, "# TYPE collapse_ext_hook_calls counter\n"));
 	snprintf(failed, sizeof(failed), "%s,hook=\"pte_limits\"", pass);
