@@ -51,8 +51,6 @@ extern u32 collapse_ext_node_load(const struct collapse_ext_ctx *ctx,
 				  s32 nid) __ksym __weak;
 extern u32 collapse_ext_nr_node_ids(void) __ksym __weak;
 extern u64 collapse_ext_node_free_pages(s32 nid) __ksym __weak;
-extern s32 collapse_ext_owner_node(const struct collapse_ext_ctx *ctx) __ksym __weak;
-extern u64 collapse_ext_owner_cgroup_id(const struct collapse_ext_ctx *ctx) __ksym __weak;
 /* 7.3: pages the mm's memcg may still be charged below memory.high/max */
 extern u64 collapse_ext_memcg_headroom(const struct collapse_ext_ctx *ctx) __ksym __weak;
 extern void collapse_ext_apply_khugepaged_limits(struct collapse_ext_limits *limits) __ksym __weak;
@@ -89,6 +87,51 @@ collapse_ext_order(const struct collapse_ext_limits *limits)
 static __always_inline s32 collapse_ext_this_node(void)
 {
 	return (s32)bpf_get_numa_node_id();
+}
+
+/*
+ * The owner of the mm, read with CO-RE: the offsets come from the running
+ * kernel's BTF, so no kfunc is needed (and none is offered) for where the
+ * owner runs or which cgroup it is in. Hooks run under RCU (every
+ * non-sleepable BPF program does), which keeps mm->owner's task_struct
+ * alive; the "___ce" flavours match the kernel's types without vmlinux.h.
+ */
+struct kernfs_node___ce { u64 id; } __attribute__((preserve_access_index));
+struct cgroup___ce { struct kernfs_node___ce *kn; } __attribute__((preserve_access_index));
+struct css_set___ce { struct cgroup___ce *dfl_cgrp; } __attribute__((preserve_access_index));
+struct thread_info___ce { u32 cpu; } __attribute__((preserve_access_index));
+struct task_struct___ce {
+	struct thread_info___ce thread_info;
+	struct css_set___ce *cgroups;
+} __attribute__((preserve_access_index));
+struct mm_struct___ce {
+	struct task_struct___ce *owner;
+} __attribute__((preserve_access_index));
+
+/* per-CPU node id (CONFIG_USE_PERCPU_NUMA_NODE_ID, as on x86-64) */
+extern const int numa_node __ksym __weak;
+
+/* Node of the CPU the owner of cctx->mm last ran on; -1 without an owner. */
+static __always_inline s32
+collapse_ext_owner_node(const struct collapse_ext_ctx *cctx)
+{
+	struct mm_struct___ce *mm = (void *)cctx->mm;
+	struct task_struct___ce *owner = BPF_CORE_READ(mm, owner);
+	const int *nid;
+
+	if (!owner || !&numa_node)
+		return COLLAPSE_EXT_ANY_NODE;
+	nid = bpf_per_cpu_ptr(&numa_node, BPF_CORE_READ(owner, thread_info.cpu));
+	return nid ? *nid : COLLAPSE_EXT_ANY_NODE;
+}
+
+/* cgroup v2 id of the owner of cctx->mm; 0 without an owner. */
+static __always_inline u64
+collapse_ext_owner_cgroup_id(const struct collapse_ext_ctx *cctx)
+{
+	struct mm_struct___ce *mm = (void *)cctx->mm;
+
+	return BPF_CORE_READ(mm, owner, cgroups, dfl_cgrp, kn, id);
 }
 
 /* Number of node ids to loop over: the kernel's, else a safe bound. */

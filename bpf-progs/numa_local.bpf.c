@@ -15,8 +15,6 @@ char _license[] SEC("license") = "GPL";
 SEC("struct_ops/target_node")
 s32 BPF_PROG(numa_local_target_node, struct collapse_ext_ctx *cctx)
 {
-	if (!bpf_ksym_exists(collapse_ext_owner_node))
-		return COLLAPSE_EXT_ANY_NODE;
 	/* -1 when the mm has no owner any more: the kernel's choice */
 	return collapse_ext_owner_node(cctx);
 }
