@@ -86,20 +86,46 @@ static void watch(double interval)
 	warned = true;
 }
 
+/* The id of link @fd, 0 if it cannot be read */
+static uint32_t link_id(int fd)
+{
+	struct bpf_link_info info = {};
+	uint32_t len = sizeof(info);
+
+	return bpf_link_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+static bool listed(uint32_t id, const uint32_t *ids, int n)
+{
+	while (n--)
+		if (ids[n] == id)
+			return true;
+	return false;
+}
+
 /*
  * The pinned links of the attached policies, into @pfd (at most @max):
  * the kernel detaches a policy whose cgroup is removed, and its link then
- * reports EPOLLHUP. A link that already reports it is left out: a pass
- * has seen that detach, and polling it would wake at once. The caller
- * closes the fds.
+ * reports EPOLLHUP. The caller closes the fds.
+ *
+ * A link that reports it already is not polled (it would wake at once).
+ * Those in @seen (at most @max ids) did before the last pass began, which
+ * saw their detach; @hup collects the ids of all of them, for the next
+ * pass. One that hung up since the last pass began sets *@missed: the
+ * detach may have come after that pass looked (the kernel detaches from a
+ * work item, after the rmdir), so another pass is due now.
  */
-static int watch_links(struct pollfd *pfd, int max)
+static int watch_links(struct pollfd *pfd, int max, const uint32_t *seen,
+		       int nr_seen, uint32_t *hup, int *nr_hup, bool *missed)
 {
 	DIR *dir = opendir(PIN_DIR);
 	char path[PATH_MAX];
 	struct dirent *de;
 	int n = 0, fd;
+	uint32_t id;
 
+	*nr_hup = 0;
+	*missed = false;
 	while (dir && n < max && (de = readdir(dir))) {
 		if (de->d_name[0] == '.')
 			continue;
@@ -108,10 +134,16 @@ static int watch_links(struct pollfd *pfd, int max)
 		if (fd < 0)
 			continue;
 		pfd[n] = (struct pollfd){ .fd = fd, .events = POLLIN };
-		if (poll(&pfd[n], 1, 0) == 0)
+		if (poll(&pfd[n], 1, 0) == 0) {
 			n++;
-		else
-			close(fd);
+			continue;
+		}
+		id = link_id(fd);
+		if (!listed(id, seen, nr_seen))
+			*missed = true;
+		if (*nr_hup < max)
+			hup[(*nr_hup)++] = id;
+		close(fd);
 	}
 	if (dir)
 		closedir(dir);
@@ -188,6 +220,9 @@ int apply_follow(int (*pass)(void), int (*stop)(void), double interval)
 	bool first = true;
 	sigset_t block, during_wait;
 	struct pollfd pfd[1 + MAX_LINKS];
+	uint32_t hup[2][MAX_LINKS];	/* hung-up links before, after a pass */
+	int nr_hup[2] = {}, cur = 0;
+	bool missed;
 
 	/* the signals are taken only while waiting: a pass runs whole */
 	sigemptyset(&block);
@@ -224,7 +259,14 @@ int apply_follow(int (*pass)(void), int (*stop)(void), double interval)
 		first = false;
 		/* without inotify (fd -1, ignored) and links, the interval */
 		pfd[0] = (struct pollfd){ .fd = ifd, .events = POLLIN };
-		nr_links = watch_links(pfd + 1, MAX_LINKS);
+		nr_links = watch_links(pfd + 1, MAX_LINKS, hup[cur], nr_hup[cur],
+				       hup[!cur], &nr_hup[!cur], &missed);
+		cur = !cur;
+		if (missed) {
+			for (i = 1; i <= nr_links; i++)
+				close(pfd[i].fd);
+			continue;
+		}
 		r = ppoll(pfd, 1 + nr_links, &ts, &during_wait);
 		for (i = 1; i <= nr_links; i++)
 			close(pfd[i].fd);

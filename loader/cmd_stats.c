@@ -121,9 +121,7 @@ static void print_table(const struct policy_snap *s, int n,
 
 		printf("%s:%s\n", s[i].name, dt && !p ? " (attached)" : "");
 		for (j = 0; j < s[i].nstats; j++) {
-			/* a table shows a failure reason once it happened */
-			if (!strncmp(s[i].stats[j].key, "failed_", 7) &&
-			    !s[i].stats[j].val)
+			if (stat_quiet(&s[i].stats[j]))
 				continue;
 			printf("  %-32s %14llu", s[i].stats[j].key, s[i].stats[j].val);
 			if (p)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/types.h>
 #include <bpf/libbpf.h>
 
@@ -73,6 +74,15 @@ struct stat_line {
 	char key[64];
 	unsigned long long val;
 };
+/*
+ * Is @l left out of a table (stats, ab)? A failed_<reason> counter at 0:
+ * a table shows a reason once it happened; the machine outputs (--json,
+ * OpenMetrics) keep every series from the start, 0 included.
+ */
+static inline bool stat_quiet(const struct stat_line *l)
+{
+	return !strncmp(l->key, "failed_", 7) && !l->val;
+}
 /*
  * Counters of policy @name, sorted by name, failed_<reason> at 0 left out;
  * count or -errno (-ENOENT: not attached).

@@ -199,19 +199,14 @@ static int by_key(const void *a, const void *b)
 		      ((const struct stat_line *)b)->key);
 }
 
-/*
- * The counters of @l, sorted by name; with @quiet, a failed_<reason>
- * counter that is 0 is left out (in a table, a reason shows once it
- * happened; a scraper wants every series from the start, 0 included).
- */
+/* The counters of @l, sorted by name; with @quiet, not those stat_quiet() */
 static int shown_stats(const struct ce_link *l, struct stat_line *out, int max,
 		       bool quiet)
 {
 	int i, n = 0;
 
 	for (i = 0; i < l->nstats && n < max; i++) {
-		if (quiet && !strncmp(l->stats[i].key, "failed_", 7) &&
-		    !l->stats[i].val)
+		if (quiet && stat_quiet(&l->stats[i]))
 			continue;
 		out[n++] = l->stats[i];
 	}

@@ -122,6 +122,8 @@ $(GUEST)/selftests/expected.txt: FORCE
 			     "which has no selftests/*/$$n.c: remove it" >&2; \
 		done; exit 1; \
 	fi
+	@selftests/check-checklist $(KERNEL) $(KSRC)/Documentation/admin-guide/mm/collapse_ext.rst \
+		selftests/expected.txt $(wildcard kernel/*/expected.txt)
 	@mkdir -p $(dir $@) $(ST_OUT)
 	@cat $(ST_EXPECTED) > $(ST_LIST).tmp
 	@cmp -s $(ST_LIST).tmp $(ST_LIST) || mv $(ST_LIST).tmp $(ST_LIST)

@@ -12,8 +12,11 @@ char _license[] SEC("license") = "GPL";
 
 /* Answers: KEEP leaves the kernel's value. */
 s64 set_none = KEEP, set_swap = KEEP, set_shared = KEEP;
+s64 set_none_pmd = KEEP;	/* max_ptes_none at the PMD order only, last */
 s64 none_pct = KEEP;		/* max_ptes_none: this % of ctx.order's ptes */
 int veto;
+u32 veto_orders;
+int apply_khugepaged;	/* pte_limits: khugepaged's limits (kfunc) first */		/* pte_limits vetoes these orders (bit N: order N) */
 s32 node = COLLAPSE_EXT_ANY_NODE;
 s64 pass_pages = KEEP;		/* khugepaged pass */
 s64 batch_pmds = KEEP;		/* MADV_COLLAPSE batch */
@@ -99,13 +102,18 @@ static __always_inline int answer_pte_limits(struct collapse_ext_ctx *cctx,
 	seen_is_file = cctx->is_file;
 	seen_cgroup_id = cctx->cgroup_id;
 	seen_owner_cgroup_id = collapse_ext_owner_cgroup_id(cctx);
-	if (veto)
+	if (veto || (veto_orders & (1U << (collapse_ext_order(limits) & 15))))
 		return 1;
+	if (apply_khugepaged && bpf_ksym_exists(collapse_ext_apply_khugepaged_limits))
+		collapse_ext_apply_khugepaged_limits(limits);
 	if (set_none != KEEP)
 		limits->max_ptes_none = set_none;
 	if (none_pct != KEEP)
 		limits->max_ptes_none = ((1U << (collapse_ext_order(limits) & 15)) *
 					 (u64)none_pct) / 100;
+	if (set_none_pmd != KEEP &&
+	    collapse_ext_order(limits) == COLLAPSE_EXT_PMD_ORDER)
+		limits->max_ptes_none = set_none_pmd;
 	if (set_swap != KEEP)
 		limits->max_ptes_swap = set_swap;
 	if (set_shared != KEEP)

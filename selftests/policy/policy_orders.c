@@ -9,6 +9,9 @@
  * next scan find the range eligible one order higher, neither between,
  * nor under a stricter PMD, nor at the maximum. The folios are counted by order in the kernel
  * (collapsed_<size>kB) and read back from pagemap and kpageflags.
+ * Every order is tried alone, all together (the largest the answer
+ * leaves wins), and with answers that differ across orders (one vetoed,
+ * a smaller one filling holes).
  * On 6.12, which has no orders hook, every case is skipped.
  */
 #include <errno.h>
@@ -307,6 +310,165 @@ TEST_F_TIMEOUT(orders, no_creep_between, 180)
 TEST_F_TIMEOUT(orders, no_creep_at_the_maximum, 180)
 {
 	no_creep(_metadata, self, 100, 8);
+}
+
+/* collapsed_<size>kB of knobs for folios of @order */
+static long collapsed_at(int order)
+{
+	char key[32];
+
+	snprintf(key, sizeof(key), "collapsed_%dkB", 4 << order);
+	return policy_stat("knobs", key);
+}
+
+/*
+ * Each order from 16 KiB to the PMD the only one sysfs enables, in turn:
+ * khugepaged makes a full region into folios of that order alone, asks
+ * the policy with that order alone allowed, and counts them at that size.
+ */
+TEST_F_TIMEOUT(orders, each_order_alone, 900)
+{
+	for (int o = 2; o <= PMD_ORDER; o++) {
+		struct thp_settings s = *thp_current_settings();
+		unsigned long count[PMD_ORDER + 1];
+		long before = collapsed_at(o), made;
+		u32 allowed;
+
+		set_orders(&s, 1UL << o);
+		thp_push_settings(&s);
+		khugepaged_over(_metadata, self, NULL, count);
+		allowed = self->skel->bss->seen_allowed;
+		made = collapsed_at(o) - before;
+		/*
+		 * A fresh, empty region before the fixture's orders are back:
+		 * khugepaged would go on with this one meanwhile
+		 */
+		region_unmap(&self->r);
+		ASSERT_EQ(0, region_map(&self->r, NR_PMDS));
+		thp_pop_settings();	/* khugepaged_over()'s stop */
+		thp_pop_settings();	/* this order alone */
+		EXPECT_EQ(1UL << o, allowed) TH_LOG("order %d", o);
+		EXPECT_EQ(NR_PMDS * HPAGE_NR >> o, count[o]) TH_LOG("order %d", o);
+		for (int other = 1; other <= PMD_ORDER; other++) {
+			if (other != o)
+				EXPECT_EQ(0, count[other]) TH_LOG("order %d alone: %lu of order %d",
+								 o, count[other], other);
+		}
+		EXPECT_EQ((long)count[o], made) TH_LOG("order %d", o);
+	}
+}
+
+/*
+ * Every order from 16 KiB to the PMD enabled: the largest the policy's
+ * answer leaves is made of a full range at once: the PMD when it keeps
+ * them all, 1 MiB folios when it leaves the PMD out.
+ */
+static void all_orders(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(orders) *self, long long answer, int order)
+{
+	struct thp_settings s = *thp_current_settings();
+	unsigned long count[PMD_ORDER + 1];
+
+	set_orders(&s, 0x3fcUL);
+	thp_push_settings(&s);
+	self->skel->data->orders_answer = answer;
+	khugepaged_over(_metadata, self, NULL, count);
+	EXPECT_EQ(0x3fcUL, self->skel->bss->seen_allowed);
+	EXPECT_EQ(NR_PMDS * HPAGE_NR >> order, count[order]);
+	for (int o = 1; o <= PMD_ORDER; o++) {
+		if (o != order)
+			EXPECT_EQ(0, count[o]) TH_LOG("%lu of order %d", count[o], o);
+	}
+	EXPECT_EQ((long)count[order], collapsed_at(order));
+}
+
+TEST_F_TIMEOUT(orders, all_orders_the_pmd_wins, 180)
+{
+	all_orders(_metadata, self, KEEP, PMD_ORDER);
+}
+
+TEST_F_TIMEOUT(orders, all_orders_but_the_pmd_1m_wins, 180)
+{
+	all_orders(_metadata, self, 0x1fcLL, PMD_ORDER - 1);
+}
+
+/*
+ * Answers that differ across orders: 64 KiB and 1 MiB allowed (no PMD);
+ * pte_limits answers 0 for the PMD (which sysfs does not allow, so it
+ * holds nothing back), vetoes 1 MiB (whose derived limit is then 0 too)
+ * and lets 64 KiB fill holes (all of it, clamped to all but one). The veto
+ * makes nothing at 1 MiB and holds no smaller order back, so every 64 KiB
+ * block becomes a folio, holed ones too; counted as order vetoes, once per
+ * range; more scans change nothing.
+ */
+TEST_F_TIMEOUT(orders, veto_one_order_fill_under_another, 180)
+{
+	struct thp_settings s = *thp_current_settings();
+	unsigned long count[PMD_ORDER + 1];
+	long asked = 0, vetoes = -1;
+
+	set_orders(&s, 1UL << ORDER_64K | 1UL << (PMD_ORDER - 1));
+	thp_push_settings(&s);
+	self->skel->bss->veto_orders = 1U << (PMD_ORDER - 1);
+	self->skel->data->none_pct = 100;
+	self->skel->data->set_none_pmd = 0;
+	khugepaged_over(_metadata, self, odd_blocks_holed, count);
+	EXPECT_EQ(0, count[PMD_ORDER - 1]);
+	EXPECT_EQ(0, count[PMD_ORDER]);
+	EXPECT_EQ(NR_PMDS * 32, count[ORDER_64K]);
+	EXPECT_EQ((long)count[ORDER_64K], collapsed_at(ORDER_64K));
+	EXPECT_EQ(0, collapsed_at(PMD_ORDER - 1));
+	/*
+	 * Every 1 MiB question is a veto, counted once: the hook's own count
+	 * and the kernel's agree (khugepaged may still be asking: until they
+	 * are read at one moment)
+	 */
+	for (int i = 0; i < 100; i++) {
+		asked = self->skel->bss->nr_pte_limits_order[PMD_ORDER - 1];
+		vetoes = policy_stat("knobs", "order_vetoes");
+		if (asked == vetoes &&
+		    asked == self->skel->bss->nr_pte_limits_order[PMD_ORDER - 1])
+			break;
+		usleep(1000);
+	}
+	EXPECT_LT(0, asked);
+	EXPECT_EQ(asked, vetoes);
+	nothing_more(_metadata, self, odd_blocks_holed, count);
+}
+
+/*
+ * A policy that answers khugepaged's own limits at every order
+ * (collapse_ext_apply_khugepaged_limits()) gets them as khugepaged
+ * derives them for that order: with sysfs's max_ptes_none at 511, all but
+ * one of 64 KiB's ptes (PMDs left out by the orders hook, so the 64 KiB
+ * blocks fill their holes), nothing to clamp; nor with 0, where only the
+ * full blocks are made.
+ */
+static void khugepaged_limits_at(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(orders) *self, int none,
+				 unsigned long blocks)
+{
+	struct thp_settings s = *thp_current_settings();
+	unsigned long count[PMD_ORDER + 1];
+
+	s.khugepaged.max_ptes_none = none;
+	thp_push_settings(&s);
+	self->skel->data->orders_answer = 1 << ORDER_64K;
+	self->skel->bss->apply_khugepaged = 1;
+	khugepaged_over(_metadata, self, odd_blocks_holed, count);
+	EXPECT_EQ(NR_PMDS * blocks, count[ORDER_64K]);
+	EXPECT_LT(0, self->skel->bss->nr_pte_limits_order[ORDER_64K]);
+	EXPECT_EQ(0, policy_stat("knobs", "limits_clamped"));
+}
+
+TEST_F_TIMEOUT(orders, khugepaged_limits_at_every_order_511, 180)
+{
+	khugepaged_limits_at(_metadata, self, 511, 32);
+}
+
+TEST_F_TIMEOUT(orders, khugepaged_limits_at_every_order_0, 180)
+{
+	khugepaged_limits_at(_metadata, self, 0, 16);
 }
 
 TEST_HARNESS_MAIN
