@@ -23,6 +23,13 @@
 #include "bad_kfunc_tracing.skel.h"
 #include "kselftest_harness.h"
 
+/*
+ * Every case loads policies, some a dozen: on the debug kernel (KASAN,
+ * kmemleak) a load takes seconds, beyond the harness's 30 s a case.
+ */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 300
+
 static char libbpf_log[1 << 16];
 
 static int capture(enum libbpf_print_level level, const char *fmt, va_list ap)
