@@ -17,6 +17,10 @@
 #include "run_cmd.h"
 #include "kselftest_harness.h"
 
+/* Loads and watches take seconds on the debug kernel: past 30 s a case */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 300
+
 #define BPF		"/usr/share/collapse_ext/bpf/"
 /* A cgroup name a label or a JSON string must escape (\x01: JSON only). */
 #define ODD_CG		"ce_m\"q\\x\x01"
