@@ -24,6 +24,10 @@
 #include "run_cmd.h"
 #include "kselftest_harness.h"
 
+/* Loads and passes take seconds on the debug kernel: past 30 s a case */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 300
+
 #define BPF		"/usr/share/collapse_ext/bpf/"
 #define CONF		"/tmp/ce_policies.conf"
 /* systemd's layout of the slice ce-web.slice */
