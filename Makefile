@@ -107,6 +107,7 @@ help:
 	@echo "make kernel-export  write build/BASE/linux commits to kernel/BASE/patches/"
 	@echo "make check-series   build every prefix of the series, checkpatch each patch"
 	@echo "make mutate       break the kernel on purpose (kernel/BASE/mutations/): every mutation must fail its tests"
+	@echo "                  (DEBUG=1: the mutations only the debug kernel catches, on make test-debug's kernel)"
 	@echo "make initramfs    build the guest (tools, policies, tests)"
 	@echo "make bench        benchmarks: medians with 95% CIs, every base side by side (~35 min a base; see README)"
 	@echo "make bench-readme  rewrite README.md's Performance numbers from the last make bench (every base, or KERNEL=BASE)"
@@ -158,9 +159,10 @@ check-series: $(KOBJ)/.config
 
 # Each $(KDIR)/mutations/*.patch applied to a scratch copy of the patched
 # tree must make the programs it names fail; writes README's mutation table.
-# MUTATE=FILTER runs only the mutations whose name contains FILTER.
+# MUTATE=FILTER runs only the mutations whose name contains FILTER;
+# DEBUG=1 those that only the debug kernel catches (on make test-debug's).
 mutate: initramfs
-	@kernel/scripts/mutate.sh $(MUTATE)
+	@DEBUG=$(DEBUG) kernel/scripts/mutate.sh $(MUTATE)
 
 $(HDRS)/.stamp: $(KSTAMP)
 	$(MAKE) -s -C $(KSRC) O=$(KOBJ) headers_install INSTALL_HDR_PATH=$(HDRS)

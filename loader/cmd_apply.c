@@ -635,8 +635,27 @@ static void pending_entry(const struct entry *e)
 	}
 }
 
+/*
+ * The cgroup @e resolved to was removed before its policy was attached
+ * (a unit that stops while the pass runs; the kernel refused the attach
+ * with ENOENT): pending, as if the pass had begun after the removal. The
+ * failure would have left no pinned link to report the next removal, and
+ * no pending line to watch for the cgroup's return.
+ */
+static bool gone_meanwhile(struct entry *e)
+{
+	char path[PATH_MAX], why[PATH_MAX + 128];
+
+	if (cgroup_resolve(e->spec, path, sizeof(path), why, sizeof(why)) != -ENOENT)
+		return false;
+	snprintf(e->note, sizeof(e->note), "%.255s", why);
+	e->ok = false;
+	e->pending = true;
+	return true;
+}
+
 /* Bring one valid entry to its wanted state. */
-static void apply_entry(const struct entry *e)
+static void apply_entry(struct entry *e)
 {
 	struct state st = {};
 	uint64_t map_id;
@@ -682,6 +701,10 @@ static void apply_entry(const struct entry *e)
 		}
 		if (policy_load_pinned(e->object, e->cgroup, e->cgid, e->name,
 				       &e->knobs, NULL)) {
+			if (gone_meanwhile(e)) {
+				pending_entry(e);
+				return;
+			}
 			if (e->moving)
 				line_error(e->line, "%s: detached from %s, but not "
 					   "loaded on %s (above)", e->name,

@@ -21,6 +21,14 @@
 # "mutate:begin BASE"/"mutate:end BASE" markers of README.md. Exits 1 when a mutation
 # survived, did not apply or did not build.
 #
+# A mutation with a "Kernel: debug" header line is caught only on the debug
+# kernel of make test-debug (fault injection, error injection lists): it
+# is listed, not run, unless DEBUG=1, which runs those alone. DEBUG=1
+# mutates build/BASE/linux in place (reverted after each one and on exit)
+# and builds in build/BASE/kobj-debug: a second debug kernel built from
+# scratch would take most of an hour. Its table is table-debug.md; the
+# README's rows for them say where they were run.
+#
 # Usage: kernel/scripts/mutate.sh [FILTER...]
 #   FILTER   only the mutations whose file name contains one of them
 # Environment: KERNEL (the base, default 6.12), BUILD (default
@@ -39,6 +47,17 @@ MUT=$BUILD/mutate
 WT=$MUT/linux
 MOBJ=$MUT/kobj
 JOBS=${JOBS:-$(nproc)}
+DEBUG=${DEBUG:-}
+TABLE=$MUT/table.md
+if [ -n "$DEBUG" ]; then
+	WT=$KSRC
+	MOBJ=$BUILD/kobj-debug
+	TABLE=$MUT/table-debug.md
+	if [ ! -f "$MOBJ/arch/x86/boot/bzImage" ]; then
+		echo "mutate: DEBUG=1: build the debug kernel first: make test-debug (or its bzImage)" >&2
+		exit 2
+	fi
+fi
 
 if [ ! -f "$KOBJ/arch/x86/boot/bzImage" ] || [ ! -f "$BUILD/vm/initramfs.cpio.gz" ]; then
 	echo "mutate: build the kernel and the guest first: make initramfs" >&2
@@ -51,12 +70,26 @@ fi
 
 mkdir -p "$MUT"
 head=$(git -C "$KSRC" rev-parse HEAD)
-if [ ! -d "$WT/.git" ] && [ ! -f "$WT/.git" ]; then
-	git -C "$KSRC" worktree prune
-	git -C "$KSRC" worktree add -q --detach "$WT" "$head"
+if [ -n "$DEBUG" ]; then
+	trap 'git -C "$KSRC" checkout -q -- .' EXIT INT TERM
+else
+	if [ ! -d "$WT/.git" ] && [ ! -f "$WT/.git" ]; then
+		git -C "$KSRC" worktree prune
+		git -C "$KSRC" worktree add -q --detach "$WT" "$head"
+	fi
+	mkdir -p "$MOBJ"
+	cmp -s "$KOBJ/.config" "$MOBJ/.config" || cp "$KOBJ/.config" "$MOBJ/.config"
 fi
-mkdir -p "$MOBJ"
-cmp -s "$KOBJ/.config" "$MOBJ/.config" || cp "$KOBJ/.config" "$MOBJ/.config"
+
+# The tree as HEAD has it (the scratch worktree; with DEBUG=1 the tree itself)
+reset_tree() {
+	if [ -n "$DEBUG" ]; then
+		git -C "$WT" checkout -q -- .
+	else
+		git -C "$WT" checkout -q -f --detach "$head"
+		git -C "$WT" reset -q --hard
+	fi
+}
 
 wanted() {
 	[ $# -le 1 ] && return 0
@@ -67,7 +100,6 @@ wanted() {
 	return 1
 }
 
-TABLE=$MUT/table.md
 {
 	echo "| mutation | guarantee | what the diff does | failing cases |"
 	echo "|---|---|---|---|"
@@ -81,6 +113,17 @@ for m in "$MUTATIONS"/*.patch; do
 	guarantee=$(sed -n 's/^Guarantee: //p' "$m" | head -n 1)
 	what=$(sed -n 's/^Mutation: //p' "$m" | head -n 1)
 	progs=$(sed -n 's/^Catch: //p' "$m" | head -n 1)
+	kernel=$(sed -n 's/^Kernel: //p' "$m" | head -n 1)
+	if [ "$kernel" = debug ] && [ -z "$DEBUG" ]; then
+		total=$((total - 1))
+		echo "mutate: $name: the debug kernel's (make mutate DEBUG=1): not run"
+		echo "| $name | $guarantee | $what | debug kernel: \`make mutate DEBUG=1\` |" >> "$TABLE"
+		continue
+	fi
+	if [ -n "$DEBUG" ] && [ "$kernel" != debug ]; then
+		total=$((total - 1))
+		continue
+	fi
 	out=$MUT/$name
 	rm -rf "$out"
 	mkdir -p "$out"
@@ -89,8 +132,7 @@ for m in "$MUTATIONS"/*.patch; do
 		status=1
 		continue
 	fi
-	git -C "$WT" checkout -q -f --detach "$head"
-	git -C "$WT" reset -q --hard
+	reset_tree
 	if ! git -C "$WT" apply "$m" 2>"$out/apply.log"; then
 		echo "mutate: $name: does not apply to the patched tree ($(head -n 1 "$out/apply.log"))" >&2
 		echo "| $name | $guarantee | $what | **does not apply** |" >> "$TABLE"
@@ -110,9 +152,12 @@ for m in "$MUTATIONS"/*.patch; do
 	# short, minutes a program, rather than the full suite's 50.
 	nprogs=$(echo $progs | wc -w)
 	# shellcheck disable=SC2086
+	# the debug kernel runs a program several times slower
+	slow=1
+	[ -n "$DEBUG" ] && slow=4
 	if BZIMAGE=$MOBJ/arch/x86/boot/bzImage TEST_OUT=$out \
-		TEST_TIMEOUT=${TEST_TIMEOUT:-$((300 + 600 * nprogs))} \
-		PROG_TIMEOUT=${PROG_TIMEOUT:-600} \
+		TEST_TIMEOUT=${TEST_TIMEOUT:-$(((300 + 600 * nprogs) * slow))} \
+		PROG_TIMEOUT=${PROG_TIMEOUT:-$((600 * slow))} \
 		"$ROOT/selftests/vm/test" $progs >"$out/test.out" 2>&1; then
 		rc=0
 	else
@@ -133,10 +178,10 @@ for m in "$MUTATIONS"/*.patch; do
 		echo "| $name | $guarantee | $what | **survived** |" >> "$TABLE"
 	fi
 done
-git -C "$WT" reset -q --hard
+reset_tree
 
 echo "mutate: $caught of $total mutations caught; table in $TABLE"
-if [ $# -eq 0 ] && [ "$total" -gt 0 ]; then
+if [ $# -eq 0 ] && [ "$total" -gt 0 ] && [ -z "$DEBUG" ]; then
 	awk -v t="$TABLE" -v b="<!-- mutate:begin $BASE -->" -v e="<!-- mutate:end $BASE -->" '
 		$0 == b { print; while ((getline l < t) > 0) print l; skip = 1; next }
 		$0 == e { skip = 0 }

@@ -606,6 +606,18 @@ long node_room(int nid)
 	return room;
 }
 
+long node_free(int nid)
+{
+	struct zone_info z[32];
+	long free = 0;
+	int i, n = read_zoneinfo(z, 32);
+
+	for (i = 0; i < n; i++)
+		if (z[i].nid == nid)
+			free += z[i].free;
+	return free;
+}
+
 long free_above_reserve(int unused)
 {
 	struct zone_info z[32];

@@ -129,6 +129,8 @@ int move_to_node(void *p, size_t len, int nid);
  */
 long node_room(int nid);
 long free_above_reserve(int unused);
+/* The free pages of node @nid, all its zones: what a policy's kfunc reads */
+long node_free(int nid);
 /*
  * A child taking free memory with mlocked base pages (on node @nid, or
  * anywhere for -1) until room(nid) is at most @target pages, and holding

@@ -7,7 +7,9 @@
  * clamped to [1, 64] and counted; the counters say how many batches and
  * PMDs there were, and the write lock is taken once per batch; contents
  * survive any batching; spare pages only from free memory above the
- * reserve the allocator keeps.
+ * reserve the allocator keeps, and from the room below every memcg limit
+ * above the memory; a charge refused there ends the request, counted once
+ * as failed_charge by the policy governing the memory.
  */
 #include <errno.h>
 #include <signal.h>
@@ -181,6 +183,14 @@ struct margin {
 	const char *run;	/* the workload's cgroup */
 	const char *limited;	/* the cgroup whose @knob leaves the room */
 	const char *knob;	/* memory.max or memory.high */
+	long room;		/* left below @knob, bytes; 0: 3 MiB */
+};
+
+/* What the policy counted meanwhile (all 0 without a policy) */
+struct margin_counts {
+	long pte_limits;	/* its pte_limits calls */
+	long failed_charge;	/* its failed_charge counter */
+	long succeeded;		/* its collapse_succeeded counter */
 };
 
 /* memory.<@file> of cgroup @cg, a number */
@@ -213,22 +223,23 @@ static long margin_high_events(const char *cg)
 
 /*
  * In m->run: fault in MARGIN_PMDS fully populated huge pages, leave
- * m->limited 3 MiB of room below its m->knob (memory.max or memory.high:
- * one new huge page at a time fits, two do not; no swap), MADV_COLLAPSE
- * them all. Returns the PMDs collapsed, plus 100 when
- * MADV_COLLAPSE failed, plus 50 when the memcg went over memory.high
- * (memory.events counts that only when reclaim runs: memory.peak shows it
- * even when the excess is freed before), plus 25 when its peak went over
- * the knob (3 MiB above its starting usage: one new huge page at a time
- * peaks 2 MiB above it); 200+ when the test itself failed.
+ * m->limited m->room (3 MiB: one new huge page at a time fits, two do
+ * not) below its m->knob (memory.max or memory.high; no swap),
+ * MADV_COLLAPSE them all. Returns the PMDs collapsed, plus 100 when
+ * MADV_COLLAPSE failed with EBUSY (204 with another errno), plus 50 when
+ * the memcg went over memory.high (memory.events counts that only when
+ * reclaim runs: memory.peak shows it even when the excess is freed
+ * before), plus 25 when its peak went over the knob (one new huge page at
+ * a time peaks 2 MiB above the start); 200+ when the test itself failed.
  */
 static int margin_collapse(void *arg)
 {
 	const struct margin *m = arg;
+	long room = m->room ? m->room : 3L << 20;
 	char knob[256];
 	struct region r;
 	long before, after, high;
-	int i, n = 0, err = 0;
+	int i, n = 0, err = 0, other = 0;
 
 	snprintf(knob, sizeof(knob), CGROOT "%s/%s", m->limited, m->knob);
 	if (region_map(&r, MARGIN_PMDS))
@@ -236,19 +247,25 @@ static int margin_collapse(void *arg)
 	region_fill(&r, NULL);
 	before = margin_num(m->limited, "current");
 	high = margin_high_events(m->limited);
-	if (before <= 0 || high < 0 || write_num(knob, before + (3L << 20)))
+	if (before <= 0 || high < 0 || write_num(knob, before + room))
 		return 201;
-	if (madvise(r.p, r.len, MADV_COLLAPSE))
-		err = 100;
+	if (madvise(r.p, r.len, MADV_COLLAPSE)) {
+		if (errno == EBUSY)
+			err = 100;
+		else
+			other = errno;
+	}
 	for (i = 0; i < MARGIN_PMDS; i++)
 		n += range_is_huge(0, r.p + i * HPAGE_SZ, HPAGE_SZ);
 	after = margin_num(m->limited, "current");
 	if (margin_high_events(m->limited) != high)
 		err += 50;
 	/* peak of the cgroup's life: earlier runs here peaked as low */
-	if (margin_num(m->limited, "peak") > before + (3L << 20))
+	if (margin_num(m->limited, "peak") > before + room)
 		err += 25;
 	write_str(knob, "max");
+	if (other)
+		return 204;
 	if (!region_check(&r, NULL))
 		return 202;
 	/* nothing preallocated stays charged */
@@ -259,11 +276,10 @@ static int margin_collapse(void *arg)
 
 /*
  * margin_collapse(@m), under batches of @pmds of a policy on cgroup @cgid
- * (0 PMDs: no policy, one PMD at a time); *@pte_limits: the policy's
- * pte_limits calls.
+ * (0 PMDs: no policy, one PMD at a time); @c: what the policy counted.
  */
 static int margin_collapse_batched(uint64_t cgid, const struct margin *m,
-				   int pmds, long *pte_limits)
+				   int pmds, struct margin_counts *c)
 {
 	struct knobs *skel = NULL;
 	struct bpf_link *link = NULL;
@@ -281,7 +297,12 @@ static int margin_collapse_batched(uint64_t cgid, const struct margin *m,
 		}
 	}
 	ret = run_in_cgroup(m->run, margin_collapse, (void *)m);
-	*pte_limits = skel ? (long)skel->bss->nr_pte_limits : 0;
+	*c = (struct margin_counts){};
+	if (skel) {
+		c->pte_limits = skel->bss->nr_pte_limits;
+		c->failed_charge = policy_stat("margin", "failed_charge");
+		c->succeeded = policy_stat("margin", "collapse_succeeded");
+	}
 	bpf_link__destroy(link);
 	knobs__destroy(skel);
 	return ret;
@@ -297,7 +318,7 @@ static int margin_collapse_batched(uint64_t cgid, const struct margin *m,
 TEST(memcg_margin_as_one_at_a_time)
 {
 	static const char *const knobs[] = { "memory.max", "memory.high" };
-	long asked_none, asked_one, asked_big;
+	struct margin_counts none, one_c, big_c;
 	uint64_t cgid;
 	int k, one, dflt, big;
 
@@ -306,18 +327,18 @@ TEST(memcg_margin_as_one_at_a_time)
 	ASSERT_EQ(0, access(CGROOT CG_MARGIN "/memory.max", W_OK));
 	ASSERT_EQ(0, write_str(CGROOT CG_MARGIN "/memory.swap.max", "0"));
 	for (k = 0; k < 2; k++) {
-		const struct margin m = { CG_MARGIN, CG_MARGIN, knobs[k] };
+		const struct margin m = { CG_MARGIN, CG_MARGIN, knobs[k], 0 };
 
-		dflt = margin_collapse_batched(cgid, &m, 0, &asked_none);
-		one = margin_collapse_batched(cgid, &m, 1, &asked_one);
-		big = margin_collapse_batched(cgid, &m, 64, &asked_big);
+		dflt = margin_collapse_batched(cgid, &m, 0, &none);
+		one = margin_collapse_batched(cgid, &m, 1, &one_c);
+		big = margin_collapse_batched(cgid, &m, 64, &big_c);
 		TH_LOG("%s: collapsed with no policy %d, batch 1 %d, batch 64 %d",
 		       knobs[k], dflt, one, big);
 		EXPECT_EQ(MARGIN_PMDS, dflt);
 		EXPECT_EQ(dflt, one);
 		EXPECT_EQ(dflt, big);
-		EXPECT_EQ(MARGIN_PMDS, asked_one);
-		EXPECT_EQ(MARGIN_PMDS, asked_big);
+		EXPECT_EQ(MARGIN_PMDS, one_c.pte_limits);
+		EXPECT_EQ(MARGIN_PMDS, big_c.pte_limits);
 	}
 	EXPECT_EQ(0, cg_remove(CG_MARGIN));
 }
@@ -332,7 +353,7 @@ TEST(memcg_margin_of_an_ancestor_as_one_at_a_time)
 {
 	static const char *const knobs[] = { "memory.max", "memory.high" };
 	char leaf_knob[256];
-	long asked;
+	struct margin_counts c;
 	uint64_t top;
 	int k, both, dflt, big;
 
@@ -341,24 +362,69 @@ TEST(memcg_margin_of_an_ancestor_as_one_at_a_time)
 	ASSERT_EQ(0, cg_create(CG_MARGIN_LEAF, NULL));
 	ASSERT_EQ(0, write_str(CGROOT CG_MARGIN "/memory.swap.max", "0"));
 	for (k = 0; k < 2; k++) {
-		const struct margin m = { CG_MARGIN_LEAF, CG_MARGIN, knobs[k] };
+		const struct margin m = { CG_MARGIN_LEAF, CG_MARGIN, knobs[k], 0 };
 
 		snprintf(leaf_knob, sizeof(leaf_knob), CGROOT CG_MARGIN_LEAF "/%s",
 			 knobs[k]);
-		dflt = margin_collapse_batched(top, &m, 0, &asked);
-		big = margin_collapse_batched(top, &m, 64, &asked);
+		dflt = margin_collapse_batched(top, &m, 0, &c);
+		big = margin_collapse_batched(top, &m, 64, &c);
 		ASSERT_EQ(0, write_num(leaf_knob, 64L << 20));
-		both = margin_collapse_batched(top, &m, 64, &asked);
+		both = margin_collapse_batched(top, &m, 64, &c);
 		ASSERT_EQ(0, write_str(leaf_knob, "max"));
 		TH_LOG("%s on the parent: collapsed with no policy %d, batch 64 %d, "
 		       "and 64 MiB on the leaf too %d", knobs[k], dflt, big, both);
 		EXPECT_EQ(MARGIN_PMDS, dflt);
 		EXPECT_EQ(dflt, big);
 		EXPECT_EQ(dflt, both);
-		EXPECT_EQ(MARGIN_PMDS, asked);
+		EXPECT_EQ(MARGIN_PMDS, c.pte_limits);
 	}
 	EXPECT_EQ(0, cg_remove(CG_MARGIN_LEAF));
 	EXPECT_EQ(0, cg_remove(CG_MARGIN));
+}
+
+/*
+ * Less room than one huge page below memory.max, on the workload's cgroup
+ * or on its parent, with the policy on either: the first PMD's charge
+ * fails, and that ends the request, as on the base kernel (a charge
+ * failure is not among the results MADV_COLLAPSE goes on past). EBUSY,
+ * nothing collapsed or left charged, and the policy governing the memory
+ * counts it once, as failed_charge. Fresh cgroups for each case: a
+ * memcg's peak is its lifetime's, and a charge its parent refuses still
+ * raised it on the way up.
+ */
+TEST(charge_failure_counted_where_limit_and_policy_sit)
+{
+	struct margin_counts c;
+	uint64_t top, leaf;
+	int i, ret;
+	const struct {
+		const char *limited;
+		const uint64_t *policy_on;
+	} cases[] = {
+		{ CG_MARGIN_LEAF, &leaf }, { CG_MARGIN, &leaf },
+		{ CG_MARGIN_LEAF, &top }, { CG_MARGIN, &top },
+	};
+
+	for (i = 0; i < (int)ARRAY_SIZE(cases); i++) {
+		const struct margin m = { CG_MARGIN_LEAF, cases[i].limited,
+					  "memory.max", 1L << 20 };
+
+		ASSERT_EQ(0, cg_create(CG_MARGIN, &top));
+		ASSERT_EQ(0, cg_memory_subtree(CG_MARGIN, true));
+		ASSERT_EQ(0, cg_create(CG_MARGIN_LEAF, &leaf));
+		ASSERT_EQ(0, write_str(CGROOT CG_MARGIN "/memory.swap.max", "0"));
+		ret = margin_collapse_batched(*cases[i].policy_on, &m, 1, &c);
+		TH_LOG("limit on %s, policy on %s: %d; %ld failed_charge, "
+		       "%ld succeeded", cases[i].limited,
+		       cases[i].policy_on == &top ? CG_MARGIN : CG_MARGIN_LEAF,
+		       ret, c.failed_charge, c.succeeded);
+		EXPECT_EQ(100, ret);
+		EXPECT_EQ(1, c.failed_charge);
+		EXPECT_EQ(0, c.succeeded);
+		EXPECT_EQ(1, c.pte_limits);
+		EXPECT_EQ(0, cg_remove(CG_MARGIN_LEAF));
+		EXPECT_EQ(0, cg_remove(CG_MARGIN));
+	}
 }
 
 #define VM_SYSCTL	"/proc/sys/vm/"

@@ -10,21 +10,28 @@
  * removing a cgroup detaches its policy's link (EPOLLHUP, link info
  * detached); a link update swaps a policy with no
  * window where the default applies; detach, and removing the cgroup,
- * are safe while MADV_COLLAPSE runs, even inside a hook.
+ * are safe while MADV_COLLAPSE runs, even inside a hook; an attach held
+ * while its cgroup is removed is refused (the debug kernel).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/userfaultfd.h>
 
 #include "collapse_test.h"
 #include "policy_test.h"
 #include "knobs.h"
+#include "attach_window.skel.h"
 #include "kselftest_harness.h"
 
 #define CG_A		"ce_scope_a"
@@ -409,6 +416,102 @@ TEST_F_TIMEOUT(scope, attach_racing_rmdir_leaves_nothing, 600)
 	TH_LOG("%d rounds: %d attaches won, %d lost the race", i, attached,
 	       refused);
 	EXPECT_EQ(0, left);
+}
+
+/* The attach that attach_held_past_rmdir_is_refused holds */
+struct held_attach {
+	struct knobs *policy;
+	struct attach_window *win;
+	struct bpf_link *link;
+	int err;
+};
+
+static void *attach_held(void *arg)
+{
+	struct held_attach *h = arg;
+
+	h->win->bss->stall_tid = syscall(SYS_gettid);
+	h->link = knobs_attach(h->policy);
+	h->err = h->link ? 0 : errno;
+	return NULL;
+}
+
+/* A page of ours that faults to userfaultfd @uffd until filled */
+static char *uffd_page(int uffd)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	char *page;
+
+	if (ioctl(uffd, UFFDIO_API, &api))
+		return NULL;
+	page = mmap(NULL, PAGE_SZ, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return NULL;
+	reg.range = (struct uffdio_range){ (unsigned long)page, PAGE_SZ };
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+		munmap(page, PAGE_SZ);
+		return NULL;
+	}
+	return page;
+}
+
+/*
+ * The race above, made certain: the attach is held where its link joins
+ * the cgroup (a sleepable program on bpf_struct_ops_link_add_cgroup(),
+ * which the debug kernel's error injection list lets it sit on, asleep on
+ * a userfaultfd page) while the cgroup is removed. The removal finds no
+ * link of the cgroup to detach, so the attach must find the cgroup
+ * offline (ENOENT): a check of the cgroup's state made before the hold,
+ * outside cgroup_mutex, would leave a policy on a removed cgroup for good.
+ */
+TEST_F_TIMEOUT(scope, attach_held_past_rmdir_is_refused, 120)
+{
+	struct uffdio_zeropage zero = {};
+	struct held_attach h = {};
+	uint64_t id;
+	pthread_t t;
+	char *page;
+	int uffd, i;
+
+	h.win = attach_window__open_and_load();
+	if (!h.win) {
+		ASSERT_NE(0, access("/sys/kernel/debug/kmemleak", F_OK))
+			TH_LOG("the debug kernel must let a sleepable program sit on "
+			       "bpf_struct_ops_link_add_cgroup() "
+			       "(CONFIG_FUNCTION_ERROR_INJECTION)");
+		SKIP(return, "no error injection list (not the debug kernel)");
+	}
+	ASSERT_EQ(0, attach_window__attach(h.win));
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	ASSERT_LE(0, uffd);
+	page = uffd_page(uffd);
+	ASSERT_NE(NULL, page);
+	h.win->bss->stall_addr = (unsigned long)page;
+	ASSERT_EQ(0, cg_create(CG_RACE, &id));
+	h.policy = knobs_load("held", id);
+	ASSERT_NE(NULL, h.policy);
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, attach_held, &h));
+	for (i = 0; i < 3000 && !h.win->bss->stalled; i++)
+		usleep(10000);
+	EXPECT_TRUE(h.win->bss->stalled);
+	/* removed while the attach is held, its link not on the cgroup yet */
+	EXPECT_EQ(0, cg_remove(CG_RACE));
+	zero.range = (struct uffdio_range){ (unsigned long)page, PAGE_SZ };
+	EXPECT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zero));
+	pthread_join(t, NULL);
+
+	EXPECT_EQ(NULL, h.link);
+	EXPECT_EQ(ENOENT, h.err);
+	EXPECT_FALSE(policy_attached("held"))
+		TH_LOG("a policy left on a removed cgroup");
+	bpf_link__destroy(h.link);
+	knobs__destroy(h.policy);
+	attach_window__destroy(h.win);
+	munmap(page, PAGE_SZ);
+	close(uffd);
 }
 
 TEST_F(scope, link_update_swaps_in_place)
