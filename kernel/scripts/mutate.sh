@@ -105,6 +105,15 @@ wanted() {
 	echo "|---|---|---|---|"
 } > "$TABLE"
 status=0 total=0 caught=0
+# Every mutation, run or not, must still apply: a filtered run would not
+# notice one that the series' later changes left behind.
+for m in "$MUTATIONS"/*.patch; do
+	[ -f "$m" ] || continue
+	if ! git -C "$KSRC" apply --check "$m" 2>/dev/null; then
+		echo "mutate: $(basename "$m" .patch): no longer applies to the patched tree: rewrite it against HEAD" >&2
+		status=1
+	fi
+done
 for m in "$MUTATIONS"/*.patch; do
 	[ -f "$m" ] || continue
 	name=$(basename "$m" .patch)

@@ -124,6 +124,73 @@ TEST_F(scope, two_cgroups_nested_and_outside)
 	knobs__destroy(pb);
 }
 
+/*
+ * One huge page collapsed in the calling cgroup with its base pages on
+ * the node that is not @arg's: the node the huge page ended on (0 or 1),
+ * or 100 + errno.
+ */
+static int collapse_away_from(void *arg)
+{
+	int want = *(int *)arg, node;
+	struct region r;
+
+	if (region_map(&r, 1))
+		return 100;
+	region_fill(&r, NULL);
+	if (move_to_node(r.p, r.len, !want))
+		return 101;
+	if (madvise(r.p, r.len, MADV_COLLAPSE))
+		return 100 + errno;
+	node = range_is_huge(0, r.p, r.len) && region_check(&r, NULL) ?
+	       page_node(r.p) : 102;
+	region_unmap(&r);
+	return node;
+}
+
+/*
+ * The hooks after the limits ask the same policy: target_node and
+ * collapsed of memory two levels below the policy's cgroup (A/nested/deep),
+ * then, with another policy on nested in between, of that one alone.
+ */
+TEST_F(scope, node_and_result_asked_two_levels_up)
+{
+	struct bpf_link *la, *ln;
+	struct knobs *pa = policy("pol_a", self->a, 0, &la);
+	struct knobs *pn = knobs_load("pol_n", cg_id(CG_NESTED));
+	int one = 1, zero = 0;
+
+	ASSERT_EQ(0, access("/sys/devices/system/node/node1", F_OK));
+	ASSERT_NE(NULL, la);
+	ASSERT_NE(NULL, pn);
+	ASSERT_EQ(0, cg_create(CG_DEEP, NULL));
+	pa->data->node = 1;
+	pn->data->node = 0;
+
+	EXPECT_EQ(1, run_in_cgroup(CG_DEEP, collapse_away_from, &one));
+	EXPECT_EQ(1, pa->bss->nr_target_node);
+	EXPECT_EQ(1, pa->bss->nr_collapsed);
+	EXPECT_EQ(RES_COLLAPSED, pa->data->last_result);
+	EXPECT_EQ(1, policy_stat("pol_a", "target_node_chosen"));
+	EXPECT_EQ(1, policy_stat("pol_a", "collapse_succeeded"));
+
+	ln = knobs_attach(pn);
+	ASSERT_NE(NULL, ln);
+	EXPECT_EQ(0, run_in_cgroup(CG_DEEP, collapse_away_from, &zero));
+	EXPECT_EQ(1, pn->bss->nr_target_node);
+	EXPECT_EQ(1, pn->bss->nr_collapsed);
+	EXPECT_EQ(RES_COLLAPSED, pn->data->last_result);
+	EXPECT_EQ(1, policy_stat("pol_n", "target_node_chosen"));
+	/* A asked about nothing more */
+	EXPECT_EQ(1, pa->bss->nr_target_node);
+	EXPECT_EQ(1, pa->bss->nr_collapsed);
+
+	bpf_link__destroy(ln);
+	bpf_link__destroy(la);
+	knobs__destroy(pn);
+	knobs__destroy(pa);
+	EXPECT_EQ(0, cg_remove(CG_DEEP));
+}
+
 TEST_F(scope, nested_policy_wins)
 {
 	struct bpf_link *la, *ln;

@@ -475,6 +475,70 @@ TEST_F(split, ancestor_policy_collapses_and_splits)
 	EXPECT_EQ(0, cg_remove(CG_TOP));
 }
 
+/* THPs collapsed in CG_LEAF, then judged by @skel answering @verdict */
+static void judge_leaf(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(split) *self, struct knobs *skel,
+		       int verdict)
+{
+	skel->data->underused_verdict = verdict;
+	ASSERT_EQ(0, sparse_thps(&self->ra, CG_LEAF, NR_THPS, sparse));
+	ASSERT_EQ(0, cg_move("", getpid()));
+	ASSERT_EQ(0, shrink_all());
+}
+
+/*
+ * KEEP, LATER and COUNT (then SPLIT), each answered by the policy on top,
+ * two levels above the leaf whose THPs it judges: honoured and counted as
+ * its own cgroup's verdicts are, every call with the leaf's cgroup id.
+ */
+TEST_F(split, verdicts_of_a_policy_two_levels_up)
+{
+	struct knobs *top, *mid;
+	struct bpf_link *lt;
+	long asked, later;
+	uint64_t leaf;
+
+	load_top_and_mid(_metadata, &top, &mid);
+	ASSERT_EQ(0, cg_memory_subtree(CG_MID, true));
+	ASSERT_EQ(0, cg_create(CG_LEAF, &leaf));
+	lt = knobs_attach(top);
+	ASSERT_NE(NULL, lt);
+
+	/* KEEP: whole, off the queue: asked once each */
+	judge_leaf(_metadata, self, top, V_KEEP);
+	EXPECT_EQ(NR_THPS, policy_stat("split_top", "underused_kept"));
+	EXPECT_EQ(NR_THPS, policy_stat("split_top", "underused_candidates"));
+	EXPECT_TRUE(range_is_huge(0, self->ra.p, self->ra.len));
+	EXPECT_EQ(leaf, top->bss->su_cgroup_id);
+	region_unmap(&self->ra);
+
+	/* LATER: whole, still queued (drop_caches may scan twice) */
+	judge_leaf(_metadata, self, top, V_LATER);
+	asked = policy_stat("split_top", "underused_candidates") - NR_THPS;
+	later = policy_stat("split_top", "underused_later");
+	EXPECT_LE(NR_THPS, asked);
+	EXPECT_EQ(asked, later);
+	EXPECT_TRUE(range_is_huge(0, self->ra.p, self->ra.len));
+	region_unmap(&self->ra);
+
+	/* COUNT, then SPLIT: split, every subpage counted */
+	top->data->underused_counted_verdict = V_SPLIT;
+	judge_leaf(_metadata, self, top, V_COUNT);
+	EXPECT_TRUE(none_huge(&self->ra));
+	EXPECT_TRUE(region_check(&self->ra, skip_unfilled));
+	EXPECT_EQ(NR_THPS, policy_stat("split_top", "underused_split"));
+	EXPECT_EQ(NR_THPS * (HPAGE_NR - FILLED), top->bss->su_zero_sum);
+	EXPECT_EQ(leaf, top->bss->su_cgroup_id);
+	region_unmap(&self->ra);
+
+	bpf_link__destroy(lt);
+	knobs__destroy(mid);
+	knobs__destroy(top);
+	EXPECT_EQ(0, cg_remove(CG_LEAF));
+	EXPECT_EQ(0, cg_remove(CG_MID));
+	EXPECT_EQ(0, cg_remove(CG_TOP));
+}
+
 /*
  * A memcg that goes offline with THPs charged (the memory controller
  * disabled above it) hands its memory to its nearest online ancestor, and
