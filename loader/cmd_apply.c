@@ -637,16 +637,22 @@ static void pending_entry(const struct entry *e)
 
 /*
  * The cgroup @e resolved to was removed before its policy was attached
- * (a unit that stops while the pass runs; the kernel refused the attach
- * with ENOENT): pending, as if the pass had begun after the removal. The
- * failure would have left no pinned link to report the next removal, and
- * no pending line to watch for the cgroup's return.
+ * (a unit that stops, or restarts, while the pass runs; the kernel
+ * refused the attach with ENOENT): pending, as if the pass had begun
+ * after the removal, so that a cgroup made again at its path is attached
+ * by the next pass, at once. The failure would have left no pinned link
+ * to report the next removal, and no pending line to watch for the
+ * cgroup's return.
  */
 static bool gone_meanwhile(struct entry *e)
 {
 	char path[PATH_MAX], why[PATH_MAX + 128];
+	int err = cgroup_resolve(e->spec, path, sizeof(path), why, sizeof(why));
 
-	if (cgroup_resolve(e->spec, path, sizeof(path), why, sizeof(why)) != -ENOENT)
+	if (!err && cgroup_path_id(path) != e->cgid)
+		snprintf(why, sizeof(why), "%s was made again while it was "
+			 "being attached", path);
+	else if (err != -ENOENT)
 		return false;
 	snprintf(e->note, sizeof(e->note), "%.255s", why);
 	e->ok = false;

@@ -53,8 +53,10 @@ if [ -n "$DEBUG" ]; then
 	WT=$KSRC
 	MOBJ=$BUILD/kobj-debug
 	TABLE=$MUT/table-debug.md
-	if [ ! -f "$MOBJ/arch/x86/boot/bzImage" ]; then
-		echo "mutate: DEBUG=1: build the debug kernel first: make test-debug (or its bzImage)" >&2
+	if [ ! -f "$MOBJ/arch/x86/boot/bzImage" ] ||
+	   ! "$ROOT/kernel/scripts/check-config.sh" "$MOBJ/.config" \
+		"$ROOT/kernel/$BASE/configs/debug.config" >/dev/null 2>&1; then
+		echo "mutate: DEBUG=1: build the debug kernel of this debug.config first: make test-debug (or its bzImage)" >&2
 		exit 2
 	fi
 fi
@@ -71,7 +73,8 @@ fi
 mkdir -p "$MUT"
 head=$(git -C "$KSRC" rev-parse HEAD)
 if [ -n "$DEBUG" ]; then
-	trap 'git -C "$KSRC" checkout -q -- .' EXIT INT TERM
+	trap 'git -C "$KSRC" checkout -q -- .' EXIT
+	trap 'exit 130' INT TERM
 else
 	if [ ! -d "$WT/.git" ] && [ ! -f "$WT/.git" ]; then
 		git -C "$KSRC" worktree prune
@@ -160,10 +163,10 @@ for m in "$MUTATIONS"/*.patch; do
 	# lock) is caught by the whole run's timeout at worst: keep it
 	# short, minutes a program, rather than the full suite's 50.
 	nprogs=$(echo $progs | wc -w)
-	# shellcheck disable=SC2086
 	# the debug kernel runs a program several times slower
 	slow=1
 	[ -n "$DEBUG" ] && slow=4
+	# shellcheck disable=SC2086
 	if BZIMAGE=$MOBJ/arch/x86/boot/bzImage TEST_OUT=$out \
 		TEST_TIMEOUT=${TEST_TIMEOUT:-$(((300 + 600 * nprogs) * slow))} \
 		PROG_TIMEOUT=${PROG_TIMEOUT:-$((600 * slow))} \
