@@ -419,6 +419,16 @@ static void load_top_and_mid(struct __test_metadata *_metadata,
 	(*mid)->data->underused_verdict = V_SPLIT;
 }
 
+/* load_top_and_mid(), and CG_LEAF below mid with a memcg of its own */
+static void load_three_levels(struct __test_metadata *_metadata,
+			      struct knobs **top, struct knobs **mid,
+			      uint64_t *leaf)
+{
+	load_top_and_mid(_metadata, top, mid);
+	ASSERT_EQ(0, cg_memory_subtree(CG_MID, true));
+	ASSERT_EQ(0, cg_create(CG_LEAF, leaf));
+}
+
 /* headroom of the last candidate asked: in (0, @mb MiB], in pages */
 #define EXPECT_HEADROOM_WITHIN(skel, mb) do {				\
 	EXPECT_LT(0, (long)(skel)->bss->su_headroom);			\
@@ -439,9 +449,7 @@ TEST_F(split, ancestor_policy_collapses_and_splits)
 	struct bpf_link *lt, *lm;
 	uint64_t leaf;
 
-	load_top_and_mid(_metadata, &top, &mid);
-	ASSERT_EQ(0, cg_memory_subtree(CG_MID, true));
-	ASSERT_EQ(0, cg_create(CG_LEAF, &leaf));
+	load_three_levels(_metadata, &top, &mid, &leaf);
 	lt = knobs_attach(top);
 	ASSERT_NE(NULL, lt);
 	ASSERT_EQ(0, write_num(CGROOT CG_TOP "/memory.high", HIGH_MB << 20));
@@ -498,9 +506,7 @@ TEST_F(split, verdicts_of_a_policy_two_levels_up)
 	long asked, later;
 	uint64_t leaf;
 
-	load_top_and_mid(_metadata, &top, &mid);
-	ASSERT_EQ(0, cg_memory_subtree(CG_MID, true));
-	ASSERT_EQ(0, cg_create(CG_LEAF, &leaf));
+	load_three_levels(_metadata, &top, &mid, &leaf);
 	lt = knobs_attach(top);
 	ASSERT_NE(NULL, lt);
 
