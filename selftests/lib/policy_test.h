@@ -33,6 +33,7 @@ typedef __s32 s32;
 #define RES_SWAP_LIMIT		3
 #define RES_SHARED_LIMIT	4
 #define RES_VETO		5
+#define RES_VMA_CHANGED		9
 
 /* Has the running kernel's struct collapse_ext_ops a member @hook (BTF)? */
 bool kernel_has_hook(const char *hook);

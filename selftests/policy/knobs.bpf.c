@@ -15,8 +15,8 @@ s64 set_none = KEEP, set_swap = KEEP, set_shared = KEEP;
 s64 set_none_pmd = KEEP;	/* max_ptes_none at the PMD order only, last */
 s64 none_pct = KEEP;		/* max_ptes_none: this % of ctx.order's ptes */
 int veto;
-u32 veto_orders;
-int apply_khugepaged;	/* pte_limits: khugepaged's limits (kfunc) first */		/* pte_limits vetoes these orders (bit N: order N) */
+u32 veto_orders;		/* pte_limits vetoes these orders (bit N: order N) */
+int apply_khugepaged;	/* pte_limits: khugepaged's limits (kfunc) first */
 s32 node = COLLAPSE_EXT_ANY_NODE;
 s64 pass_pages = KEEP;		/* khugepaged pass */
 s64 batch_pmds = KEEP;		/* MADV_COLLAPSE batch */
@@ -56,8 +56,16 @@ u64 visit_ranges_max, pte_limits_at_visit;
 u64 pass_ranges_max, region_at_pass, nr_region_ranges;
 /* bit i: pte_limits was asked for the i-th PMD from range_base */
 u64 range_base, ranges_seen;
-/* pte_limits calls by ctx.order; orders calls and the last allowed mask */
+/* pte_limits calls by ctx.order, and the order of the first call */
 u64 nr_pte_limits_order[16];
+s32 first_order = -1;
+/*
+ * collapse_ext_memcg_headroom() at the first pte_limits call (7.3), and
+ * whether the kernel has the kfunc
+ */
+u64 seen_headroom;
+u32 has_headroom;
+/* orders calls and the last allowed mask */
 u64 nr_orders;
 u32 seen_allowed;
 /*
@@ -81,7 +89,13 @@ static int spin_until(u32 i, void *deadline)
 static __always_inline int answer_pte_limits(struct collapse_ext_ctx *cctx,
 					     struct collapse_ext_limits *limits)
 {
-	nr_pte_limits++;
+	if (!nr_pte_limits++) {
+		first_order = collapse_ext_order(limits);
+		if (bpf_ksym_exists(collapse_ext_memcg_headroom)) {
+			has_headroom = 1;
+			seen_headroom = collapse_ext_memcg_headroom(cctx);
+		}
+	}
 	nr_pte_limits_order[collapse_ext_order(limits) & 15]++;
 	if (range_base && cctx->address >= range_base &&
 	    cctx->address - range_base < 64ULL << PMD_SHIFT) {

@@ -12,6 +12,7 @@
  * as failed_charge by the policy governing the memory.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -114,6 +115,60 @@ TEST_F(batch, hook_default_is_one_pmd)
 	EXPECT_EQ(NR_PMDS, self->skel->bss->nr_batch_madvise);
 	EXPECT_EQ(1, self->skel->bss->seen_batch_dflt);
 	EXPECT_EQ(0, policy_stat("knobs", "batch_size_clamped"));
+}
+
+struct collapse_thread {
+	struct region *r;
+	int err;
+};
+
+static void *collapse_thread(void *arg)
+{
+	struct collapse_thread *c = arg;
+
+	c->err = madvise(c->r->p, c->r->len, MADV_COLLAPSE) ? errno : 0;
+	return NULL;
+}
+
+/*
+ * A link update while a request is inside its first batch (asleep in the
+ * old policy's pte_limits of the first range): that range ends with the
+ * old policy, which is asked nothing more; every later range and batch
+ * asks the new one, whose batch size holds from the next batch on, told
+ * the PMDs left then. The counters go on, one policy on one link.
+ */
+TEST_F(batch, batch_size_follows_a_link_update_mid_request)
+{
+	struct knobs *next = knobs_load(NULL, 0);
+	struct collapse_thread c = { .r = &self->r };
+	pthread_t t;
+	int i;
+
+	ASSERT_NE(NULL, next);
+	self->skel->data->batch_pmds = 2;
+	self->skel->bss->spin_ns = 300 * 1000 * 1000;
+	next->data->batch_pmds = 4;
+	ASSERT_EQ(0, pthread_create(&t, NULL, collapse_thread, &c));
+	for (i = 0; i < 3000 && !self->skel->bss->inflight; i++)
+		usleep(1000);
+	EXPECT_EQ(1, self->skel->bss->inflight);
+	EXPECT_EQ(0, bpf_link__update_map(self->link, next->maps.knobs));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, c.err);
+	EXPECT_TRUE(range_is_huge(0, self->r.p, self->r.len));
+	EXPECT_TRUE(region_check(&self->r, NULL));
+
+	EXPECT_EQ(1, self->skel->bss->nr_batch_madvise);
+	EXPECT_EQ(1, self->skel->bss->nr_pte_limits);
+	EXPECT_EQ(NR_PMDS - 1, next->bss->nr_pte_limits);
+	/* 2 (the old policy's), then 4 at a time: 30 PMDs in 8 batches */
+	EXPECT_EQ(NR_PMDS - 2, next->bss->seen_pmds_left);
+	EXPECT_EQ(2, next->bss->last_pmds_left);
+	EXPECT_EQ(8, next->bss->nr_batch_madvise);
+	EXPECT_EQ(9, policy_stat("knobs", "batches"));
+	EXPECT_EQ(NR_PMDS, policy_stat("knobs", "batch_pmds"));
+	EXPECT_EQ(NR_PMDS, policy_stat("knobs", "collapse_succeeded"));
+	knobs__destroy(next);
 }
 
 /*
@@ -425,6 +480,99 @@ TEST(charge_failure_counted_where_limit_and_policy_sit)
 		EXPECT_EQ(0, cg_remove(CG_MARGIN_LEAF));
 		EXPECT_EQ(0, cg_remove(CG_MARGIN));
 	}
+}
+
+/*
+ * In @m->run, with @m->room below @m->knob of @m->limited: one fully
+ * populated huge page collapsed by MADV_COLLAPSE (200+ when that fails).
+ */
+static int headroom_collapse(void *arg)
+{
+	const struct margin *m = arg;
+	char knob[256];
+	struct region r;
+	long before;
+	int ret = 0;
+
+	snprintf(knob, sizeof(knob), CGROOT "%s/%s", m->limited, m->knob);
+	if (region_map(&r, 1))
+		return 200;
+	region_fill(&r, NULL);
+	before = margin_num(m->limited, "current");
+	if (before <= 0 || write_num(knob, before + m->room))
+		return 201;
+	if (madvise(r.p, r.len, MADV_COLLAPSE))
+		ret = 202;
+	write_str(knob, "max");
+	region_unmap(&r);
+	return ret;
+}
+
+/*
+ * collapse_ext_memcg_headroom() (7.3) is the smallest room below
+ * memory.high and memory.max of the memory's memcg and its ancestors, in
+ * pages, as a range is asked about: one limit on the leaf or on its
+ * parent, then both, the smaller on either (the other 64 MiB). Exact but
+ * for what the memcg charged between the read and the call (page tables,
+ * a per-cpu charge batch): within a quarter of a huge page.
+ */
+TEST(headroom_kfunc_is_the_smallest_room_up_the_tree)
+{
+	const long room = 12L << 20, wide = 64L << 20;
+	const struct {
+		const char *limited, *knob;
+		const char *other;	/* 64 MiB on this cgroup's memory.max */
+	} cases[] = {
+		{ CG_MARGIN_LEAF, "memory.max", NULL },
+		{ CG_MARGIN_LEAF, "memory.high", NULL },
+		{ CG_MARGIN, "memory.high", NULL },
+		{ CG_MARGIN, "memory.max", NULL },
+		{ CG_MARGIN, "memory.high", CG_MARGIN_LEAF },
+		{ CG_MARGIN_LEAF, "memory.max", CG_MARGIN },
+	};
+	char other[256];
+	uint64_t top;
+	int i;
+
+	ASSERT_EQ(0, cg_create(CG_MARGIN, &top));
+	ASSERT_EQ(0, cg_memory_subtree(CG_MARGIN, true));
+	ASSERT_EQ(0, cg_create(CG_MARGIN_LEAF, NULL));
+	for (i = 0; i < (int)ARRAY_SIZE(cases); i++) {
+		const struct margin m = { CG_MARGIN_LEAF, cases[i].limited,
+					  cases[i].knob, room };
+		struct knobs *skel = knobs_load("headroom", top);
+		struct bpf_link *link;
+		long got;
+
+		ASSERT_NE(NULL, skel);
+		link = knobs_attach(skel);
+		ASSERT_NE(NULL, link);
+		if (cases[i].other) {
+			snprintf(other, sizeof(other), CGROOT "%s/memory.max",
+				 cases[i].other);
+			ASSERT_EQ(0, write_num(other, wide));
+		}
+		EXPECT_EQ(0, run_in_cgroup(CG_MARGIN_LEAF, headroom_collapse,
+					   (void *)&m));
+		if (cases[i].other)
+			write_str(other, "max");
+		got = skel->bss->seen_headroom;
+		bpf_link__destroy(link);
+		if (!skel->bss->has_headroom) {
+			knobs__destroy(skel);
+			cg_remove(CG_MARGIN_LEAF);
+			cg_remove(CG_MARGIN);
+			SKIP(return, "no collapse_ext_memcg_headroom() (6.12)");
+		}
+		knobs__destroy(skel);
+		TH_LOG("%s of %s%s%s: %ld pages", cases[i].knob, cases[i].limited,
+		       cases[i].other ? ", 64 MiB on " : "",
+		       cases[i].other ?: "", got);
+		EXPECT_GE(got, room / (long)PAGE_SZ - (long)HPAGE_NR / 4);
+		EXPECT_LE(got, room / (long)PAGE_SZ + (long)HPAGE_NR / 4);
+	}
+	EXPECT_EQ(0, cg_remove(CG_MARGIN_LEAF));
+	EXPECT_EQ(0, cg_remove(CG_MARGIN));
 }
 
 #define VM_SYSCTL	"/proc/sys/vm/"

@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,6 +32,8 @@
 #include "collapse_test.h"
 #include "policy_test.h"
 #include "knobs.h"
+#include "alloc_window.skel.h"
+#include "window.h"
 #include "kselftest_harness.h"
 
 #define DEBUGFS		"/sys/kernel/debug/"
@@ -353,11 +356,69 @@ static uint32_t map_id_of(int fd, bool is_map)
 
 #define MAX_NTH	2000
 
+/* The MADV_COLLAPSE held in its huge page allocation */
+struct held_collapse {
+	struct alloc_window *win;
+	struct region *r;
+	int err;
+};
+
+static void *collapse_held(void *arg)
+{
+	struct held_collapse *h = arg;
+
+	h->win->bss->stall_tid = syscall(SYS_gettid);
+	h->err = madvise(h->r->p, h->r->len, MADV_COLLAPSE) ? errno : 0;
+	return NULL;
+}
+
+/*
+ * The vma changes while a collapse allocates its huge page, the mmap_lock
+ * dropped (held there by alloc_window.bpf.c): MADV_NOHUGEPAGE from another
+ * thread. The collapse finds it when it takes the lock again and fails as
+ * on the base kernel (EINVAL), the range untouched and small; the policy
+ * hears VMA_CHANGED and counts it once in failed_vma_changed.
+ */
+TEST_F(faults, vma_changed_while_allocating_counted)
+{
+	struct held_collapse h = {};
+	struct region r;
+	struct window w;
+	pthread_t t;
+
+	h.win = alloc_window__open_and_load();
+	WINDOW_REQUIRE(h.win, "should_fail_alloc_page");
+	ASSERT_EQ(0, window_open(&w));
+	ASSERT_EQ(0, region_map(&r, 1));
+	region_fill(&r, NULL);
+	h.r = &r;
+	h.win->bss->stall_addr = (unsigned long)w.page;
+	ASSERT_EQ(0, alloc_window__attach(h.win));
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, collapse_held, &h));
+	EXPECT_TRUE(window_wait(&h.win->bss->stalled, 60));
+	EXPECT_EQ(0, madvise(r.p, r.len, MADV_NOHUGEPAGE));
+	EXPECT_EQ(0, window_release(&w));
+	pthread_join(t, NULL);
+	alloc_window__destroy(h.win);
+
+	EXPECT_EQ(EINVAL, h.err);
+	EXPECT_FALSE(range_is_huge(0, r.p, r.len));
+	EXPECT_TRUE(region_check(&r, NULL));
+	EXPECT_EQ(1, self->skel->bss->nr_collapsed);
+	EXPECT_EQ(RES_VMA_CHANGED, self->skel->data->last_result);
+	EXPECT_EQ(1, policy_stat("knobs", "failed_vma_changed"));
+	EXPECT_EQ(0, policy_stat("knobs", "collapse_succeeded"));
+	region_unmap(&r);
+	window_close(&w);
+}
+
 /*
  * Attach a policy to a cgroup while the Nth fault-injection point of the
  * syscall fails, for every N it reaches: ENOMEM and nothing attached (the
- * next N's attach then succeeds or fails alike, nothing left behind), or
- * attached; then detach it with the first point failing: always detached.
+ * next N's attach then succeeds or fails alike, nothing left behind; an
+ * init() that ran was told exit()), or attached; then detach it with the
+ * first point failing: always detached.
  */
 TEST_F(faults, attach_and_detach_under_slab_failures)
 {
@@ -379,9 +440,11 @@ TEST_F(faults, attach_and_detach_under_slab_failures)
 	for (nth = 1; nth < MAX_NTH; nth++) {
 		LIBBPF_OPTS(bpf_link_create_opts, opts,
 			    .flags = BPF_F_CGROUP_FD | BPF_F_ALLOW_OVERRIDE);
+		u64 inits = skel->bss->nr_init;
 		bool injected;
 		int err;
 
+		skel->data->exit_reason = -1;
 		ASSERT_EQ(0, fail_nth(nth_fd, nth));
 		link_fd = bpf_link_create(map_fd, cg_fd, BPF_STRUCT_OPS, &opts);
 		err = errno;
@@ -390,6 +453,10 @@ TEST_F(faults, attach_and_detach_under_slab_failures)
 			ASSERT_TRUE(injected) TH_LOG("attach: %s", strerror(err));
 			EXPECT_EQ(ENOMEM, err) TH_LOG("N = %ld", nth);
 			EXPECT_FALSE(policy_attached("knobs2")) TH_LOG("N = %ld", nth);
+			/* an init() that ran is matched by its exit() */
+			if (skel->bss->nr_init != inits)
+				EXPECT_EQ(EXIT_UNREG, skel->data->exit_reason)
+					TH_LOG("N = %ld: init() ran, exit() did not", nth);
 			failures++;
 			continue;
 		}

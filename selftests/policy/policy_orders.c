@@ -121,6 +121,69 @@ TEST_F_TIMEOUT(orders, pmd_when_asked, 120)
 }
 
 /*
+ * A link update between khugepaged's scans: the old policy answered no
+ * order (nothing made), the new one 64 KiB; khugepaged asks the new one
+ * only from then on and makes the range into 64 KiB folios, counted on
+ * the same link.
+ */
+TEST_F_TIMEOUT(orders, orders_answer_follows_a_link_update, 180)
+{
+	struct knobs *next = knobs_load(NULL, 0);
+	unsigned long count[PMD_ORDER + 1];
+	u64 asked;
+
+	ASSERT_NE(NULL, next);
+	self->skel->data->orders_answer = 0;
+	next->data->orders_answer = 1 << ORDER_64K;
+	khugepaged_over(_metadata, self, NULL, count);
+	EXPECT_EQ(0, count[ORDER_64K]);
+	EXPECT_EQ(0, count[PMD_ORDER]);
+	EXPECT_LT(0, self->skel->bss->nr_orders);
+
+	ASSERT_EQ(0, bpf_link__update_map(self->link, next->maps.knobs));
+	asked = self->skel->bss->nr_orders;
+	thp_pop_settings();	/* khugepaged_over()'s stop */
+	EXPECT_TRUE(wait_full_scans(60));
+	khugepaged_stop();
+	ASSERT_EQ(0, folio_orders(0, self->r.p, self->r.len, count, PMD_ORDER));
+	EXPECT_TRUE(region_check(&self->r, NULL));
+	EXPECT_EQ(NR_PMDS * HPAGE_NR >> ORDER_64K, count[ORDER_64K]);
+	EXPECT_EQ(0, count[PMD_ORDER]);
+	EXPECT_EQ(asked, self->skel->bss->nr_orders);
+	EXPECT_LT(0, next->bss->nr_orders);
+	EXPECT_EQ((long)count[ORDER_64K], policy_stat("knobs", "collapsed_64kB"));
+	knobs__destroy(next);
+}
+
+/*
+ * target_node and collapsed at a smaller order: the policy's node for a
+ * range holds for every 64 KiB folio made of it; each range is reported
+ * collapsed once, its base pages counted exactly.
+ */
+TEST_F_TIMEOUT(orders, smaller_folios_on_the_policy_node_reported_collapsed, 120)
+{
+	unsigned long count[PMD_ORDER + 1], elsewhere = 0;
+	struct knobs__bss *b = self->skel->bss;
+
+	ASSERT_EQ(0, access("/sys/devices/system/node/node1", F_OK));
+	region_fill(&self->r, NULL);
+	ASSERT_EQ(0, move_to_node(self->r.p, self->r.len, 0));
+	self->skel->data->node = 1;
+	self->skel->data->orders_answer = 1 << ORDER_64K;
+	khugepaged_over(_metadata, self, NULL, count);
+	EXPECT_EQ(NR_PMDS * HPAGE_NR >> ORDER_64K, count[ORDER_64K]);
+	for (size_t off = 0; off < self->r.len; off += PAGE_SZ << ORDER_64K)
+		elsewhere += page_node(self->r.p + off) != 1;
+	EXPECT_EQ(0, elsewhere);
+	/* later scans ask again, and make nothing: every answer taken */
+	EXPECT_LE(NR_PMDS, b->nr_target_node);
+	EXPECT_EQ(b->nr_target_node, policy_stat("knobs", "target_node_chosen"));
+	EXPECT_EQ(NR_PMDS, b->nr_result[RES_COLLAPSED]);
+	EXPECT_EQ(NR_PMDS, policy_stat("knobs", "collapse_succeeded"));
+	EXPECT_EQ(NR_PMDS * HPAGE_NR, policy_stat("knobs", "pages_collapsed"));
+}
+
+/*
  * Two counters of one policy as of one moment: khugepaged may still be
  * asking (a call is counted before its clamp), so read both until two
  * rounds agree.
@@ -469,6 +532,42 @@ TEST_F_TIMEOUT(orders, khugepaged_limits_at_every_order_511, 180)
 TEST_F_TIMEOUT(orders, khugepaged_limits_at_every_order_0, 180)
 {
 	khugepaged_limits_at(_metadata, self, 0, 16);
+}
+
+/*
+ * A link update while a range is inside its PMD-order pte_limits: the
+ * orders below PMD of that same range are not asked of the new policy
+ * (nor of the old one, gone): the new policy's first question is the PMD
+ * order of a range it started.
+ */
+TEST_F_TIMEOUT(orders, per_order_asks_never_cross_a_link_update, 180)
+{
+	struct knobs *next = knobs_load(NULL, 0);
+	unsigned long count[PMD_ORDER + 1];
+	int i;
+
+	ASSERT_NE(NULL, next);
+	self->skel->data->orders_answer = 1 << ORDER_64K | 1 << PMD_ORDER;
+	self->skel->data->set_none_pmd = 0;	/* holed: the PMD is not made */
+	self->skel->bss->spin_ns = 300 * 1000 * 1000;
+	next->data->orders_answer = 1 << ORDER_64K | 1 << PMD_ORDER;
+	next->data->set_none_pmd = 0;
+	region_fill(&self->r, odd_blocks_holed);
+	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_HUGEPAGE));
+	for (i = 0; i < 60000 && !self->skel->bss->inflight; i++)
+		usleep(1000);
+	ASSERT_EQ(1, self->skel->bss->inflight);
+	ASSERT_EQ(0, bpf_link__update_map(self->link, next->maps.knobs));
+	EXPECT_TRUE(wait_full_scans(60));
+	khugepaged_stop();
+	ASSERT_EQ(0, folio_orders(0, self->r.p, self->r.len, count, PMD_ORDER));
+	EXPECT_TRUE(region_check(&self->r, odd_blocks_holed));
+	EXPECT_EQ(1, self->skel->bss->nr_pte_limits);
+	EXPECT_EQ(PMD_ORDER, self->skel->data->first_order);
+	EXPECT_LT(0, next->bss->nr_pte_limits_order[ORDER_64K]);
+	EXPECT_EQ(PMD_ORDER, next->data->first_order);
+	EXPECT_EQ(0, count[PMD_ORDER]);
+	knobs__destroy(next);
 }
 
 TEST_HARNESS_MAIN

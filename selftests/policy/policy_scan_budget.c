@@ -23,6 +23,8 @@
 #include "kselftest_harness.h"
 
 #define CG		"ce_budget"
+#define CG_KID		CG "/kid"
+#define CG_GRANDKID	CG_KID "/grandkid"
 #define NR_PMDS		8
 #define KEEP		(-1LL)
 
@@ -58,6 +60,8 @@ FIXTURE_TEARDOWN(budget)
 	knobs__destroy(self->skel);
 	bpf_link__destroy(self->root_link);
 	knobs__destroy(self->root);
+	cg_remove(CG_GRANDKID);
+	cg_remove(CG_KID);
 	cg_remove(CG);
 	thp_restore_settings();
 }
@@ -316,6 +320,54 @@ TEST_F_TIMEOUT(budget, root_pass_size_bounds_the_budget, 120)
 	EXPECT_LT(0, self->skel->bss->nr_scan_budget);
 	EXPECT_GE(3 * HPAGE_NR, self->skel->bss->sb_dflt);
 	EXPECT_LT(0, policy_stat("budget_root", "khugepaged_passes"));
+}
+
+/*
+ * The budget of the policy nearest above the mm's memcg: 0 on CG skips
+ * an mm two levels below it (the mm's own cgroup in the ctx), while an mm
+ * of another cgroup is collapsed; a policy in between with the kernel's
+ * budget then answers for it, and the mm is collapsed, CG's policy asked
+ * no more.
+ */
+TEST_F_TIMEOUT(budget, zero_budget_two_levels_up_and_one_in_between, 240)
+{
+	struct hp_child other = {};
+	struct bpf_link *mid_link;
+	struct knobs *mid;
+	uint64_t kid, grandkid;
+	u64 asked;
+
+	ASSERT_EQ(0, cg_memory_subtree(CG, true));
+	ASSERT_EQ(0, cg_create(CG_KID, &kid));
+	ASSERT_EQ(0, cg_memory_subtree(CG_KID, true));
+	ASSERT_EQ(0, cg_create(CG_GRANDKID, &grandkid));
+	self->skel->data->budget = 0;
+	self->link = knobs_attach(self->skel);
+	ASSERT_NE(NULL, self->link);
+	ASSERT_EQ(0, hp_child_start(&self->child, CG_GRANDKID, NR_PMDS));
+	ASSERT_EQ(0, hp_child_start(&other, "", NR_PMDS));
+	EXPECT_TRUE(hp_child_wait_huge(&other, 60));
+	EXPECT_TRUE(wait_full_scans(30));
+	hp_child_stop(&other);
+	EXPECT_FALSE(hp_child_huge(&self->child));
+	EXPECT_LT(0, policy_stat("budget", "khugepaged_mm_skips"));
+	EXPECT_EQ(0, self->skel->bss->nr_pte_limits);
+	EXPECT_EQ(grandkid, self->skel->bss->sb_owner_cgroup_id);
+
+	mid = knobs_load("budget_mid", kid);
+	ASSERT_NE(NULL, mid);
+	mid_link = knobs_attach(mid);
+	ASSERT_NE(NULL, mid_link);
+	EXPECT_TRUE(hp_child_wait_huge(&self->child, 60));
+	asked = self->skel->bss->nr_scan_budget;
+	EXPECT_TRUE(wait_full_scans(30));
+	EXPECT_EQ(asked, self->skel->bss->nr_scan_budget);
+	EXPECT_LT(0, mid->bss->nr_scan_budget);
+	EXPECT_EQ(grandkid, mid->bss->sb_owner_cgroup_id);
+	EXPECT_EQ(0, policy_stat("budget_mid", "khugepaged_mm_skips"));
+	hp_child_stop(&self->child);
+	bpf_link__destroy(mid_link);
+	knobs__destroy(mid);
 }
 
 /*

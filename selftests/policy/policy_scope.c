@@ -20,18 +20,17 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/userfaultfd.h>
 
 #include "collapse_test.h"
 #include "policy_test.h"
 #include "knobs.h"
 #include "attach_window.skel.h"
+#include "window.h"
 #include "kselftest_harness.h"
 
 #define CG_A		"ce_scope_a"
@@ -504,27 +503,6 @@ static void *attach_held(void *arg)
 	return NULL;
 }
 
-/* A page of ours that faults to userfaultfd @uffd until filled */
-static char *uffd_page(int uffd)
-{
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
-	char *page;
-
-	if (ioctl(uffd, UFFDIO_API, &api))
-		return NULL;
-	page = mmap(NULL, PAGE_SZ, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page == MAP_FAILED)
-		return NULL;
-	reg.range = (struct uffdio_range){ (unsigned long)page, PAGE_SZ };
-	if (ioctl(uffd, UFFDIO_REGISTER, &reg)) {
-		munmap(page, PAGE_SZ);
-		return NULL;
-	}
-	return page;
-}
-
 /*
  * The race above, made certain: the attach is held where its link joins
  * the cgroup (a sleepable program on bpf_struct_ops_link_add_cgroup(),
@@ -536,41 +514,25 @@ static char *uffd_page(int uffd)
  */
 TEST_F_TIMEOUT(scope, attach_held_past_rmdir_is_refused, 120)
 {
-	struct uffdio_zeropage zero = {};
 	struct held_attach h = {};
+	struct window w;
 	uint64_t id;
 	pthread_t t;
-	char *page;
-	int uffd, i;
 
 	h.win = attach_window__open_and_load();
-	if (!h.win) {
-		ASSERT_NE(0, access("/sys/kernel/debug/kmemleak", F_OK))
-			TH_LOG("the debug kernel must let a sleepable program sit on "
-			       "bpf_struct_ops_link_add_cgroup() "
-			       "(CONFIG_FUNCTION_ERROR_INJECTION)");
-		SKIP(return, "no error injection list (not the debug kernel)");
-	}
+	WINDOW_REQUIRE(h.win, "bpf_struct_ops_link_add_cgroup");
 	ASSERT_EQ(0, attach_window__attach(h.win));
-	uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
-	ASSERT_LE(0, uffd);
-	page = uffd_page(uffd);
-	ASSERT_NE(NULL, page);
-	h.win->bss->stall_addr = (unsigned long)page;
+	ASSERT_EQ(0, window_open(&w));
+	h.win->bss->stall_addr = (unsigned long)w.page;
 	ASSERT_EQ(0, cg_create(CG_RACE, &id));
 	h.policy = knobs_load("held", id);
 	ASSERT_NE(NULL, h.policy);
 
 	ASSERT_EQ(0, pthread_create(&t, NULL, attach_held, &h));
-	for (i = 0; i < 3000 && !h.win->bss->stalled; i++)
-		usleep(10000);
-	EXPECT_TRUE(h.win->bss->stalled);
+	EXPECT_TRUE(window_wait(&h.win->bss->stalled, 30));
 	/* removed while the attach is held, its link not on the cgroup yet */
 	EXPECT_EQ(0, cg_remove(CG_RACE));
-	zero.range = (struct uffdio_range){ (unsigned long)page, PAGE_SZ };
-	EXPECT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zero));
-	/* without the page, closing the userfaultfd lets the fault go too */
-	close(uffd);
+	EXPECT_EQ(0, window_release(&w));
 	pthread_join(t, NULL);
 
 	EXPECT_EQ(NULL, h.link);
@@ -580,7 +542,7 @@ TEST_F_TIMEOUT(scope, attach_held_past_rmdir_is_refused, 120)
 	bpf_link__destroy(h.link);
 	knobs__destroy(h.policy);
 	attach_window__destroy(h.win);
-	munmap(page, PAGE_SZ);
+	window_close(&w);
 }
 
 TEST_F(scope, link_update_swaps_in_place)

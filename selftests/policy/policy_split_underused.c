@@ -334,6 +334,40 @@ TEST_F(split, later_honoured_under_reclaim)
 	thp_pop_settings();
 }
 
+/*
+ * A link update between two scans of the queue: THPs the old policy
+ * answered LATER stay queued, and the next scan asks the new policy only,
+ * whose SPLIT is honoured; the counters go on across the update.
+ */
+TEST_F(split, verdict_follows_a_link_update)
+{
+	struct knobs *next = knobs_load(NULL, self->a);
+
+	ASSERT_NE(NULL, next);
+	self->skel->data->underused_verdict = V_LATER;
+	next->data->underused_verdict = V_SPLIT;
+	attach(_metadata, self);
+	ASSERT_EQ(0, sparse_thps(&self->ra, CG_A, NR_THPS, sparse));
+	ASSERT_EQ(0, shrink_all());
+	EXPECT_TRUE(range_is_huge(0, self->ra.p, self->ra.len));
+	EXPECT_LE(NR_THPS, self->skel->bss->nr_underused_first);
+	EXPECT_EQ(self->skel->bss->nr_underused_first,
+		  policy_stat("knobs", "underused_later"));
+
+	ASSERT_EQ(0, bpf_link__update_map(self->link, next->maps.knobs));
+	self->skel->bss->nr_split_underused = 0;
+	ASSERT_EQ(0, shrink_all());
+	EXPECT_EQ(0, self->skel->bss->nr_split_underused);
+	EXPECT_EQ(NR_THPS, next->bss->nr_underused_first);
+	EXPECT_EQ(self->a, next->bss->su_cgroup_id);
+	EXPECT_EQ(NR_THPS, policy_stat("knobs", "underused_split"));
+	EXPECT_EQ(self->skel->bss->nr_underused_first,
+		  policy_stat("knobs", "underused_later"));
+	EXPECT_TRUE(none_huge(&self->ra));
+	EXPECT_TRUE(region_check(&self->ra, skip_unfilled));
+	knobs__destroy(next);
+}
+
 /* SPLIT for A's THPs; B's, at 511, stay whole and are never asked about */
 TEST_F(split, other_cgroups_unaffected)
 {

@@ -114,6 +114,39 @@ TEST_F(node, node_load_filled)
 					      self->skel->bss->seen_load0);
 }
 
+/*
+ * A link update: the next request asks the new policy, on the same link,
+ * and the node it answers is where the huge page goes (the old policy is
+ * not asked again).
+ */
+TEST_F(node, node_follows_a_link_update)
+{
+	struct knobs *next = knobs_load(NULL, 0);
+
+	ASSERT_NE(NULL, next);
+	collapse_on(_metadata, self, 1);
+	EXPECT_EQ(1, page_node(self->r.p));
+
+	next->data->node = 0;
+	ASSERT_EQ(0, bpf_link__update_map(self->link, next->maps.knobs));
+	/* a new range, on node 1, where the old answer would put it */
+	region_unmap(&self->r);
+	ASSERT_EQ(0, region_map(&self->r, 1));
+	region_fill(&self->r, NULL);
+	ASSERT_EQ(0, move_to_node(self->r.p, self->r.len, 1));
+	ASSERT_EQ(1, page_node(self->r.p));
+	ASSERT_EQ(0, madvise(self->r.p, self->r.len, MADV_COLLAPSE));
+	ASSERT_TRUE(range_is_huge(0, self->r.p, self->r.len));
+	EXPECT_TRUE(region_check(&self->r, NULL));
+	EXPECT_EQ(0, page_node(self->r.p));
+	EXPECT_EQ(0, page_node(self->r.p + HPAGE_SZ - PAGE_SZ));
+	EXPECT_EQ(1, next->bss->nr_target_node);
+	EXPECT_EQ(1, self->skel->bss->nr_target_node);
+	/* one policy on the link: its counters go on across the update */
+	EXPECT_EQ(2, policy_stat("knobs", "target_node_chosen"));
+	knobs__destroy(next);
+}
+
 #define CG_CPUSET	"ce_node_cpuset"
 /* Collapse one fully populated huge page; the node it landed on, or 200+ */
 static int collapse_report_node(void *arg)
