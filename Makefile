@@ -109,9 +109,9 @@ help:
 	@echo "make mutate       break the kernel on purpose (kernel/BASE/mutations/): every mutation must fail its tests"
 	@echo "                  (DEBUG=1: the mutations only the debug kernel catches, on make test-debug's kernel)"
 	@echo "make initramfs    build the guest (tools, policies, tests)"
-	@echo "make bench        benchmarks: medians with 95% CIs, every base side by side (~35 min a base; see README)"
-	@echo "make bench-readme  rewrite README.md's Performance numbers from the last make bench (every base, or KERNEL=BASE)"
-	@echo "make deb          Debian packages: collapse-ext-tools and the kernel, in build/BASE/deb/"
+	@echo "make bench        benchmarks: medians with 95% CIs, every base side by side (~35 min a base; see selftests/bench/README.md)"
+	@echo "make bench-readme  rewrite selftests/bench/README.md's Performance numbers from the last make bench (every base, or KERNEL=BASE)"
+	@echo "make deb          Debian packages: collapse-ext-tools in build/deb/, the guest kernel in build/BASE/deb/"
 	@echo "make test-deb     check them: lintian, install (as root), boot the packaged kernel"
 	@echo "make deb-kernel-distro  the kernel with Debian's config of the base, packaged (hours)"
 	@echo "make ab-redis     A/B of two policies on Debian's redis-server under collapsectl ab --reps (~4 min)"
@@ -158,7 +158,7 @@ check-series: $(KOBJ)/.config
 	@kernel/scripts/check-series.sh $(KSRC) $(KOBJ) $(ROOT)/$(KDIR)/patches
 
 # Each $(KDIR)/mutations/*.patch applied to a scratch copy of the patched
-# tree must make the programs it names fail; writes README's mutation table.
+# tree must make the programs it names fail; writes kernel/README.md's mutation table.
 # MUTATE=FILTER runs only the mutations whose name contains FILTER;
 # DEBUG=1 those that only the debug kernel catches (on make test-debug's).
 mutate: initramfs

@@ -33,7 +33,8 @@ static const char collapse_usage[] =
 "result and the process's AnonHugePages before and after.\n"
 "\n"
 "  --limits   MADV_F_COLLAPSE_LIMITS: follow khugepaged's max_ptes_* limits\n"
-"             and defrag setting (required without CAP_SYS_ADMIN)\n"
+"             and defrag setting (without it: no pte limit, as the process's\n"
+"             own MADV_COLLAPSE, unless a policy such as remote_limits sets one)\n"
 "  --defrag   MADV_F_COLLAPSE_DEFRAG: allow direct reclaim and compaction\n";
 
 /* AnonHugePages of PID in kB, or -1. */
@@ -173,6 +174,6 @@ int cmd_collapse(int argc, char **argv)
 		printf("no anonymous range of at least 2 MiB\n");
 	if (last == EPERM)
 		return fail("not allowed: acting on another process needs "
-			    "CAP_SYS_NICE, and --limits without CAP_SYS_ADMIN");
+			    "CAP_SYS_NICE and ptrace read access to it");
 	return err;
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # A/B on a real application: Debian's redis-server under two collapse_ext
-# policies, compared by `collapsectl ab --reps` in the guest (README: "A/B
-# on a real application: redis"). `make ab-redis` runs it.
+# policies, compared by `collapsectl ab --reps` in the guest
+# (selftests/bench/README.md: "A/B on a real application: redis").
+# `make ab-redis` runs it.
 #
 # Usage (host):  samples/redis_ab.sh [OUTDIR]     (default build/BASE/ab-redis)
 #   Boots the guest (selftests/vm/run; BUILD=dir as there) with Debian's

@@ -23,7 +23,8 @@ $(BPF_OUT)/policy_template.bpf.o: samples/policy_template.bpf.c $(wildcard bpf-p
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 GUEST_FILES += $(GUEST)/usr/share/collapse_ext/bpf/policy_template.bpf.o
 
-# A/B on a real application (README: "A/B on a real application: redis"):
+# A/B on a real application (selftests/bench/README.md: "A/B on a real
+# application: redis"):
 # Debian's redis under two policies, `collapsectl ab --reps` in the guest;
 # build/BASE/ab-redis/result.txt and result.csv. Installs redis-tools if missing.
 .PHONY: ab-redis

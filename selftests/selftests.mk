@@ -12,8 +12,8 @@
 # (one program per line: NAME CASE...). Only listed programs go into the
 # guest; a program whose source is not listed fails the build (it would
 # never run), a listed one without a source fails the run. So does a
-# program without a row in README.md's test table, or a row without a
-# program.
+# program without a row in selftests/README.md's test table, or a row
+# without a program.
 ST_OUT     := $(BUILD)/selftests
 # The shared list, then what only this base runs (kernel/BASE/expected.txt:
 # the tree's test in contexts the other base's tree does not have), merged
@@ -36,9 +36,10 @@ ST_BINS    := $(patsubst %,$(ST_OUT)/bin/%,$(ST_NAMES))
 ST_UNLISTED := $(filter-out $(ST_LISTED),$(ST_NAMES))
 ST_NOSRC   := $(filter-out $(ST_NAMES) khugepaged-% tree-%,$(ST_LISTED))
 ST_TREE    := $(patsubst tree-%,%,$(filter tree-%,$(ST_LISTED)))
-# README.md's test table: a row "| `DIR/NAME` | what it proves |" for every
-# program, and none for a program that is gone (checked with the list)
-ST_ROWS    := $(shell sed -n 's/^| `\(mm\|policy\|loader\|stress\)\/\([a-z0-9_]*\)` |.*/\2/p' README.md)
+# selftests/README.md's test table: a row "| `DIR/NAME` | what it proves |"
+# for every program, and none for a program that is gone (checked with the list)
+ST_README  := selftests/README.md
+ST_ROWS    := $(shell sed -n 's/^| `\(mm\|policy\|loader\|stress\)\/\([a-z0-9_]*\)` |.*/\2/p' $(ST_README))
 ST_NOROW   := $(filter-out $(ST_ROWS),$(ST_NAMES))
 ST_STALEROW := $(filter-out $(ST_NAMES),$(ST_ROWS))
 ST_BPF     := $(wildcard selftests/*/*.bpf.c)
@@ -114,11 +115,11 @@ $(GUEST)/selftests/expected.txt: FORCE
 	done
 	@if [ -n "$(ST_NOROW)$(ST_STALEROW)" ]; then \
 		for n in $(ST_NOROW); do \
-			echo "selftests: README.md's test table has no row for $$n:" \
+			echo "selftests: $(ST_README)'s test table has no row for $$n:" \
 			     "add '| \`DIR/$$n\` | what it proves |'" >&2; \
 		done; \
 		for n in $(ST_STALEROW); do \
-			echo "selftests: README.md's test table has a row for $$n," \
+			echo "selftests: $(ST_README)'s test table has a row for $$n," \
 			     "which has no selftests/*/$$n.c: remove it" >&2; \
 		done; exit 1; \
 	fi

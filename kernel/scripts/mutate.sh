@@ -18,8 +18,8 @@
 #
 # Writes build/BASE/mutate/table.md, one row per mutation with the cases
 # that failed; run without filters, it also replaces the table between the
-# "mutate:begin BASE"/"mutate:end BASE" markers of README.md. Exits 1 when a mutation
-# survived, did not apply or did not build.
+# "mutate:begin BASE"/"mutate:end BASE" markers of kernel/README.md. Exits 1
+# when a mutation survived, did not apply or did not build.
 #
 # A mutation with a "Kernel: debug" header line is caught only on the debug
 # kernel of make test-debug (fault injection, error injection lists): it
@@ -27,7 +27,7 @@
 # mutates build/BASE/linux in place (reverted after each one and on exit)
 # and builds in build/BASE/kobj-debug: a second debug kernel built from
 # scratch would take most of an hour. Its table is table-debug.md; the
-# README's rows for them say where they were run.
+# rows of kernel/README.md for them say where they were run.
 #
 # Usage: kernel/scripts/mutate.sh [FILTER...]
 #   FILTER   only the mutations whose file name contains one of them
@@ -193,17 +193,19 @@ done
 reset_tree
 
 echo "mutate: $caught of $total mutations caught; table in $TABLE"
+# The tables live in kernel/README.md, one pair of markers per base.
+README=$ROOT/kernel/README.md
 if [ $# -eq 0 ] && [ "$total" -gt 0 ] && [ -z "$DEBUG" ]; then
 	awk -v t="$TABLE" -v b="<!-- mutate:begin $BASE -->" -v e="<!-- mutate:end $BASE -->" '
 		$0 == b { print; while ((getline l < t) > 0) print l; skip = 1; next }
 		$0 == e { skip = 0 }
-		!skip { print }' "$ROOT/README.md" > "$MUT/README.md"
-	if ! grep -qxF "<!-- mutate:begin $BASE -->" "$ROOT/README.md"; then
-		echo "mutate: README.md has no <!-- mutate:begin $BASE --> marker: table not written" >&2
+		!skip { print }' "$README" > "$MUT/README.md"
+	if ! grep -qxF "<!-- mutate:begin $BASE -->" "$README"; then
+		echo "mutate: kernel/README.md has no <!-- mutate:begin $BASE --> marker: table not written" >&2
 		status=1
-	elif ! cmp -s "$MUT/README.md" "$ROOT/README.md"; then
-		cp "$MUT/README.md" "$ROOT/README.md"
-		echo "mutate: README.md's mutation table updated"
+	elif ! cmp -s "$MUT/README.md" "$README"; then
+		cp "$MUT/README.md" "$README"
+		echo "mutate: kernel/README.md's mutation table for $BASE updated"
 	fi
 fi
 exit $status

@@ -1,4 +1,5 @@
-# Debian packages (README "Packages"), included from the top Makefile.
+# Debian packages (loader/README.md, "The packages"), included from the top
+# Makefile.
 #   make deb                the collapse-ext source package and its binary,
 #                           build/deb/collapse-ext-tools_VERSION_ARCH.deb, and
 #                           the kernel of build/BASE/kobj's config as

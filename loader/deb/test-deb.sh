@@ -3,7 +3,7 @@
 #  1. lintian on the source package and collapse-ext-tools (their
 #     .changes): any error fails (overrides: see
 #     loader/deb/debian/collapse-ext-tools.lintian-overrides);
-#  2. its files, unpacked: collapsectl --version, both manual pages read
+#  2. its files, unpacked: collapsectl --version, the manual pages read
 #     back with man --warnings (no warning allowed), the bash completion
 #     completing a command and an option;
 #  3. as root: installed with apt-get (its Depends from the mirror), then
@@ -83,7 +83,7 @@ check_man() { # FILE.gz
 	[ "$(MANWIDTH=80 man -l "$tmp/page" 2>/dev/null | wc -l)" -gt 20 ] || fail "$(basename "$1") renders to almost nothing"
 }
 for m in usr/share/man/man8/collapsectl.8.gz usr/share/man/man7/collapse_ext_ops.7.gz \
-	 usr/share/man/man5/policies.conf.5.gz; do
+	 usr/share/man/man7/collapse-ext-policies.7.gz usr/share/man/man5/policies.conf.5.gz; do
 	[ -f "$tmp/tools/$m" ] || fail "the package has no /$m"
 	check_man "$tmp/tools/$m"
 done
@@ -94,7 +94,7 @@ c=$(bash -c '. "$1"; COMP_WORDS=(collapsectl ap); COMP_CWORD=1; _collapsectl
 	echo "${COMPREPLY[*]}"; COMP_WORDS=(collapsectl apply --c); COMP_CWORD=2
 	_collapsectl; echo "${COMPREPLY[*]}"' sh "$comp") || fail "bash completion: $c"
 [ "$c" = "$(printf 'apply\n--check')" ] || fail "bash completion completes 'ap' and 'apply --c' as '$c'"
-done_list="$done_list; unpacked: --version, 3 man pages clean, bash completion"
+done_list="$done_list; unpacked: --version, 4 man pages clean, bash completion"
 
 # 3. installed (root only)
 if [ "$(id -u)" = 0 ]; then
@@ -113,7 +113,7 @@ if [ "$(id -u)" = 0 ]; then
 	case "$v" in "collapsectl $upstream "*) ;; *) fail "/usr/sbin/collapsectl --version says '$v'" ;; esac
 	out=$(dpkg --verify "$PKG" 2>&1) || fail "dpkg --verify $PKG: $out"
 	[ -z "$out" ] || fail "dpkg --verify $PKG: $out"
-	for p in collapsectl.8 collapse_ext_ops.7 policies.conf.5; do
+	for p in collapsectl.8 collapse_ext_ops.7 collapse-ext-policies.7 policies.conf.5; do
 		sec=${p##*.}
 		f=$(man -w "$sec" "${p%.*}" 2>/dev/null) || fail "man -w $sec ${p%.*} finds no page"
 		check_man "$f"

@@ -1,4 +1,5 @@
-# make bench: benchmarks, measured side by side in one run (see README).
+# make bench: benchmarks, measured side by side in one run (see
+# selftests/bench/README.md).
 # collapse_bench runs in the guest (/usr/bin); run-bench.sh boots the
 # unpatched base kernel built with the same config (build/BASE/kobj-base)
 # and the patched kernel, and tabulates and plots what it prints.
@@ -6,6 +7,8 @@ BASE_SRC    := $(BUILD)/linux-base
 BASE_OBJ    := $(BUILD)/kobj-base
 BASE_BZ     := $(BASE_OBJ)/arch/x86/boot/bzImage
 BENCH_BIN   := $(ST_OUT)/collapse_bench
+# where make bench-readme writes the tables (between its bench:begin/end markers)
+BENCH_README := selftests/bench/README.md
 
 $(BENCH_BIN): selftests/bench/collapse_bench.c $(ST_LIB) $(wildcard selftests/lib/*.h) \
 		$(UAPI_STAMP) $(LIBBPF)/libbpf.a $(ST_OUT)/bench_batch.skel.h
@@ -43,9 +46,10 @@ bench:
 	echo "== every base side by side"; \
 	python3 selftests/bench/report.py $(BENCH_RESULTS)
 
-# README.md's Performance numbers, regenerated from the last run of every base.
+# selftests/bench/README.md's Performance numbers, regenerated from the last
+# run of every base.
 bench-readme:
-	@python3 selftests/bench/report.py --readme README.md $(BENCH_RESULTS)
+	@python3 selftests/bench/report.py --readme $(BENCH_README) $(BENCH_RESULTS)
 else
 bench: initramfs $(BASE_BZ)
 	@selftests/bench/run-bench.sh $(BUILD)/bench $(BASE_BZ)
@@ -53,7 +57,7 @@ bench: initramfs $(BASE_BZ)
 bench-readme:
 	@test -f $(BUILD)/bench/results.json || \
 		{ echo "bench-readme: no $(BUILD)/bench/results.json: run make bench" >&2; exit 1; }
-	@python3 selftests/bench/report.py --readme README.md $(BUILD)/bench/results.json
+	@python3 selftests/bench/report.py --readme $(BENCH_README) $(BUILD)/bench/results.json
 endif
 
 .PHONY: bench bench-readme kernel-base

@@ -6,8 +6,9 @@ Reads build/BASE/bench/results.json ({"meta": {...}, "samples": [...]}, one
 sample per repetition of one case, as collapse_bench prints them) and
 prints the Performance tables in Markdown. With --readme FILE it replaces
 the text between "<!-- bench:begin -->" and "<!-- bench:end -->" in FILE
-instead, so the README's numbers and the sentences about them come from
-the results file and nothing else.
+instead (`make bench-readme`: selftests/bench/README.md), so the README's
+numbers and the sentences about them come from the results file and
+nothing else.
 
 Statistics:
 - A median's 95% interval is distribution-free: the order statistics
