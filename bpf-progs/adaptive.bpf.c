@@ -14,6 +14,10 @@
 
 char _license[] SEC("license") = "GPL";
 
+COLLAPSE_EXT_INFO("vetoes ranges that failed 3 times in a row for a while; "
+		  "grows MADV_COLLAPSE batches from 8 to 64 PMDs while "
+		  "collapses succeed");
+
 #define MAX_FAILS	3
 #define VETO_ROUNDS	8
 #define BASE_BATCH	8	/* PMDs: batching is this policy's choice */

@@ -31,6 +31,22 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
+/*
+ * What a policy is, for collapsectl info: one line of what it does, and
+ * what each knob (a const volatile global) sets, in the object's section
+ * .collapse_ext.info, which libbpf leaves alone:
+ *
+ *	COLLAPSE_EXT_INFO("never grow memory to collapse it");
+ *	const volatile u64 room_mib = 64;
+ *	COLLAPSE_EXT_KNOB(room_mib, "MiB below the memory limit that count as room");
+ */
+#define COLLAPSE_EXT_INFO(text)						\
+	static const char __collapse_ext_info[]				\
+	SEC(".collapse_ext.info") __attribute__((used)) = "info=" text
+#define COLLAPSE_EXT_KNOB(var, text)					\
+	static const char __collapse_ext_knob_##var[]			\
+	SEC(".collapse_ext.info") __attribute__((used)) = "knob:" #var "=" text
+
 #define HPAGE_PMD_NR		512
 /* A pte limit of HPAGE_PMD_NR is no limit (MADV_COLLAPSE's default). */
 #define COLLAPSE_EXT_NO_LIMIT	HPAGE_PMD_NR

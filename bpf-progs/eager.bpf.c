@@ -12,6 +12,10 @@
 
 char _license[] SEC("license") = "GPL";
 
+COLLAPSE_EXT_INFO("collapses sparse ranges too (one present page is enough) "
+		  "and MADV_COLLAPSE in batches of 8 PMDs: coverage for "
+		  "memory");
+
 SEC("struct_ops/pte_limits")
 int BPF_PROG(eager_pte_limits, struct collapse_ext_ctx *cctx,
 	     struct collapse_ext_limits *limits)

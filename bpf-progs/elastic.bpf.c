@@ -23,9 +23,22 @@
 
 char _license[] SEC("license") = "GPL";
 
+COLLAPSE_EXT_INFO("eager while the cgroup has room below its memory limit; "
+		  "near it, splits huge pages that are mostly zeros and fills "
+		  "fewer holes");
+
 const volatile u64 room_mib = 64;
+COLLAPSE_EXT_KNOB(room_mib,
+		  "MiB of room below the memory limits under which the cgroup "
+		  "counts as tight");
 const volatile u32 max_zero = HPAGE_PMD_NR / 2;
+COLLAPSE_EXT_KNOB(max_zero,
+		  "zero-filled subpages above which a huge page is split when "
+		  "tight, and the holes a collapse may fill then");
 const volatile u64 hold_s = 30;
+COLLAPSE_EXT_KNOB(hold_s,
+		  "6.12: seconds collapse stays tight after the shrinker last "
+		  "found the room small");
 
 /* Until when (boot ns) collapse stays tight on a kernel without the kfunc */
 u64 tight_until_ns;

@@ -11,6 +11,9 @@
 
 char _license[] SEC("license") = "GPL";
 
+COLLAPSE_EXT_INFO("collapses only fully populated ranges with few swapped-out "
+		  "or shared pages: never grows memory to collapse it");
+
 SEC("struct_ops/pte_limits")
 int BPF_PROG(frugal_pte_limits, struct collapse_ext_ctx *cctx,
 	     struct collapse_ext_limits *limits)

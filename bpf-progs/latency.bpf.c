@@ -15,6 +15,9 @@
 
 char _license[] SEC("license") = "GPL";
 
+COLLAPSE_EXT_INFO("MADV_COLLAPSE one PMD per mmap lock hold: keeps a batching "
+		  "policy higher up off latency-sensitive services");
+
 SEC("struct_ops/batch_size")
 u32 BPF_PROG(latency_batch_size, struct collapse_ext_ctx *cctx, u32 dflt)
 {

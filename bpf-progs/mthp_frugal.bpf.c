@@ -21,8 +21,17 @@
 
 char _license[] SEC("license") = "GPL";
 
+COLLAPSE_EXT_INFO("7.3: with less than tight_mib below the cgroup's memory "
+		  "limit, khugepaged makes folios of at most 64 KiB and fills "
+		  "no hole (on 6.12: no effect)");
+
 const volatile u64 tight_mib = 256;
+COLLAPSE_EXT_KNOB(tight_mib,
+		  "MiB of room below the memory limits under which the cgroup "
+		  "counts as tight");
 const volatile u32 tight_max_order = 4;
+COLLAPSE_EXT_KNOB(tight_max_order,
+		  "the largest order khugepaged may make when tight");
 
 static __always_inline bool tight(struct collapse_ext_ctx *cctx)
 {

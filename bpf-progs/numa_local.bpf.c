@@ -12,6 +12,8 @@
 
 char _license[] SEC("license") = "GPL";
 
+COLLAPSE_EXT_INFO("puts each new huge page on the node the process runs on");
+
 SEC("struct_ops/target_node")
 s32 BPF_PROG(numa_local_target_node, struct collapse_ext_ctx *cctx)
 {

@@ -12,6 +12,9 @@
 
 char _license[] SEC("license") = "GPL";
 
+COLLAPSE_EXT_INFO("spreads new huge pages round-robin over the nodes with 64 "
+		  "MiB free or more");
+
 #define MIN_FREE_PAGES	(64 << 20 >> 12)
 #define MAX_NODES	64
 

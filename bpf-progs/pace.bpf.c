@@ -15,7 +15,12 @@
 
 char _license[] SEC("license") = "GPL";
 
+COLLAPSE_EXT_INFO("root only: each khugepaged pass scans factor times sysfs's "
+		  "pages_to_scan");
+
 const volatile u32 factor = 8;
+COLLAPSE_EXT_KNOB(factor,
+		  "pass size in multiples of sysfs's pages_to_scan");
 
 SEC("struct_ops/pass_size")
 u32 BPF_PROG(pace_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)

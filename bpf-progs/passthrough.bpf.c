@@ -13,6 +13,9 @@
 
 char _license[] SEC("license") = "GPL";
 
+COLLAPSE_EXT_INFO("answers every question as the kernel would without a "
+		  "policy: the cost baseline and the regression check");
+
 SEC("struct_ops/pte_limits")
 int BPF_PROG(passthrough_pte_limits, struct collapse_ext_ctx *cctx,
 	     struct collapse_ext_limits *limits)

@@ -26,8 +26,17 @@
 
 char _license[] SEC("license") = "GPL";
 
+COLLAPSE_EXT_INFO("khugepaged spends only share_pct% of the rest of its pass "
+		  "per visit on each process under it, so the others come "
+		  "first");
+
 const volatile u32 share_pct = 5;
+COLLAPSE_EXT_KNOB(share_pct,
+		  "percent of the rest of the pass per visit");
 const volatile u32 min_pages = HPAGE_PMD_NR;
+COLLAPSE_EXT_KNOB(min_pages,
+		  "the least a visit scans, in base pages; 0 is taken as 512 (a "
+		  "process is never skipped)");
 
 SEC("struct_ops/scan_budget")
 u32 BPF_PROG(priority_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt)

@@ -19,6 +19,10 @@
 
 char _license[] SEC("license") = "GPL";
 
+COLLAPSE_EXT_INFO("process_madvise(MADV_COLLAPSE) without limits gets "
+		  "khugepaged's sysfs limits (the 2022 RFC's rule, as an "
+		  "operator's choice)");
+
 SEC("struct_ops/pte_limits")
 int BPF_PROG(remote_limits_pte_limits, struct collapse_ext_ctx *cctx,
 	     struct collapse_ext_limits *limits)

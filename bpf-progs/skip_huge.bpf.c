@@ -21,8 +21,17 @@
 
 char _license[] SEC("license") = "GPL";
 
+COLLAPSE_EXT_INFO("khugepaged skips a process whose memory is already "
+		  "huge_pct% huge, or whose last visit collapsed nothing, for "
+		  "recheck_s seconds");
+
 const volatile u32 huge_pct = 95;
+COLLAPSE_EXT_KNOB(huge_pct,
+		  "percent of PMD ranges PMD-mapped above which a process is "
+		  "skipped");
 const volatile u32 recheck_s = 60;
+COLLAPSE_EXT_KNOB(recheck_s,
+		  "seconds before a skipped process is scanned again");
 
 SEC("struct_ops/scan_budget")
 u32 BPF_PROG(skip_huge_scan_budget, struct collapse_ext_ctx *cctx, u32 dflt,

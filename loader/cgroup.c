@@ -128,11 +128,10 @@ static bool is_unit_name(const char *s)
 	return false;
 }
 
-int cgroup_resolve(const char *spec, char *out, size_t len, char *why,
-		   size_t wlen)
+int cgroup_spec_check(const char *spec, char *out, size_t len, char *why,
+		      size_t wlen)
 {
 	size_t n = strlen(spec);
-	struct stat st;
 
 	why[0] = 0;
 	if (!n || strstr(spec, "/../") || !strncmp(spec, "../", 3) ||
@@ -146,6 +145,26 @@ int cgroup_resolve(const char *spec, char *out, size_t len, char *why,
 			return -EINVAL;
 		}
 	} else if (!strchr(spec, '/') && is_unit_name(spec)) {
+		snprintf(out, len, "%s", spec);
+	} else if (!strncmp(spec, CGROUP_ROOT, strlen(CGROUP_ROOT)) &&
+		   (spec[strlen(CGROUP_ROOT)] == '/' || !spec[strlen(CGROUP_ROOT)])) {
+		snprintf(out, len, "%s", spec);
+	} else {
+		snprintf(out, len, CGROUP_ROOT "%s%s", spec[0] == '/' ? "" : "/",
+			 strcmp(spec, "/") ? spec : "");
+	}
+	return 0;
+}
+
+int cgroup_resolve(const char *spec, char *out, size_t len, char *why,
+		   size_t wlen)
+{
+	struct stat st;
+	int err = cgroup_spec_check(spec, out, len, why, wlen);
+
+	if (err)
+		return err;
+	if (!strchr(spec, '/') && is_unit_name(spec)) {
 		unit_wanted = spec;
 		unit_matches = 0;
 		nftw(CGROUP_ROOT, find_unit, 32, FTW_PHYS | FTW_MOUNT);
@@ -157,12 +176,6 @@ int cgroup_resolve(const char *spec, char *out, size_t len, char *why,
 			return unit_matches ? -EINVAL : -ENOENT;
 		}
 		snprintf(out, len, "%s", unit_found);
-	} else if (!strncmp(spec, CGROUP_ROOT, strlen(CGROUP_ROOT)) &&
-		   (spec[strlen(CGROUP_ROOT)] == '/' || !spec[strlen(CGROUP_ROOT)])) {
-		snprintf(out, len, "%s", spec);
-	} else {
-		snprintf(out, len, CGROUP_ROOT "%s%s", spec[0] == '/' ? "" : "/",
-			 strcmp(spec, "/") ? spec : "");
 	}
 	if (stat(out, &st) || !S_ISDIR(st.st_mode)) {
 		snprintf(why, wlen, "cgroup %s (from '%s') does not exist", out, spec);

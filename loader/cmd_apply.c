@@ -25,22 +25,17 @@
 #include <bpf/bpf.h>
 
 #include "collapsectl.h"
+#include "ops_data.h"
 
 #define STATE_DIR	"/run/collapse_ext/applied"
 #define LOCK_FILE	"/run/collapse_ext/apply.lock"
 #define FOLLOW_INTERVAL_S	60
 #define MAX_LINES	256
 
-/* Where a bare policy name ("priority") is looked for, in order. */
-static const char * const policy_dirs[] = {
-	"/usr/lib/collapse_ext/bpf",
-	"/usr/share/collapse_ext/bpf",
-};
-
 static const char apply_usage[] =
-"Usage: collapsectl apply [--json] [--detailed-exitcode] FILE\n"
+"Usage: collapsectl apply [--json] [--detailed-exitcode] [--strict] FILE\n"
 "       collapsectl apply --follow [--interval TIME] FILE\n"
-"       collapsectl apply [--json] --check FILE\n"
+"       collapsectl apply [--json] --check [--strict | --offline] FILE\n"
 "       collapsectl apply [--json] --unload\n"
 "\n"
 "Load the policies FILE lists, one per line:\n"
@@ -87,12 +82,21 @@ static const char apply_usage[] =
 "             the kernel (the verifier's verdict) and its cgroup found (or\n"
 "             pending), but nothing attached, detached or swapped; exit 0\n"
 "             when every line would apply, 1 otherwise\n"
+"  --offline  with --check: neither root nor a collapse_ext kernel needed\n"
+"             (a fleet's configuration CI): every line parsed, its object\n"
+"             opened, its knobs checked against the object's types and its\n"
+"             hooks against both bases' collapse_ext_ops (pass_size on the\n"
+"             root only); the object is not loaded (no verifier) and the\n"
+"             cgroup only checked for its form, never looked up\n"
+"  --strict   a line whose cgroup does not exist (a unit not running, a\n"
+"             path not made) is an error, not pending\n"
 "  --unload   detach every policy apply loaded\n"
 "  --detailed-exitcode\n"
 "             exit 4, not 0, when every line applied and something changed\n"
 "             (a policy loaded, swapped, moved or detached)\n"
 "\n"
-"  --json     print one JSON object: the file, the mode, the events in\n"
+"  --json     print one JSON object: the file, the mode (with --check,\n"
+"             offline: true or false), the events in\n"
 "             order ({policy, action: loaded, swapped, moved, unchanged,\n"
 "             detached, ok, pending; message}, or {line, level: error or\n"
 "             warning, message}), the counts applied, changed, pending,\n"
@@ -146,6 +150,8 @@ static char *conf_text;
 static size_t conf_len;
 static int errors, nr_applied, nr_changed, nr_pending;
 static bool follow;		/* --follow */
+static bool offline;		/* --check --offline: no kernel, no cgroups */
+static bool strict;		/* --strict: no pending line */
 static bool quiet;		/* --follow after its first pass: changes only */
 
 /*
@@ -206,6 +212,16 @@ static void line_error(int line, const char *fmt, ...)
 	errors++;
 }
 
+/* FNV-1a of a string, never 0: --offline's stand-in for a cgroup id */
+static uint64_t hash_str(const char *str)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (*str)
+		h = (h ^ (unsigned char)*str++) * 0x100000001b3ULL;
+	return h ?: 1;
+}
+
 /* FNV-1a of the file: tells a rebuilt object from the one loaded. */
 static int hash_file(const char *path, uint64_t *hash)
 {
@@ -222,30 +238,13 @@ static int hash_file(const char *path, uint64_t *hash)
 	return 0;
 }
 
-/* @out (PATH_MAX bytes): OBJECT as a canonical path. */
+/* @out (PATH_MAX bytes): OBJECT as a canonical path, relative to FILE's */
 static int resolve_object(const char *spec, char *out)
 {
-	char buf[PATH_MAX], dir[PATH_MAX];
-	size_t i, n = strlen(spec);
-	bool is_file = n > 2 && !strcmp(spec + n - 2, ".o");
+	char dir[PATH_MAX];
 
-	/* A path, or a file next to FILE */
-	if (spec[0] == '/') {
-		snprintf(buf, sizeof(buf), "%s", spec);
-	} else {
-		snprintf(dir, sizeof(dir), "%s", conf);
-		snprintf(buf, sizeof(buf), "%s/%s", dirname(dir), spec);
-	}
-	if (strchr(spec, '/') || (is_file && !access(buf, F_OK)))
-		return realpath(buf, out) ? 0 : -errno;
-	/* An installed policy */
-	for (i = 0; i < sizeof(policy_dirs) / sizeof(policy_dirs[0]); i++) {
-		snprintf(buf, sizeof(buf), "%s/%s%s", policy_dirs[i], spec,
-			 is_file ? "" : ".bpf.o");
-		if (!access(buf, R_OK))
-			return realpath(buf, out) ? 0 : -errno;
-	}
-	return -ENOENT;
+	snprintf(dir, sizeof(dir), "%s", conf);
+	return policy_find(spec, dirname(dir), out);
 }
 
 /*
@@ -443,10 +442,26 @@ static void parse_line(struct entry *e, char *text)
 	/* a changed knob is a changed policy: swapped, as a new object is */
 	e->hash = knobs_hash(&e->knobs, e->hash);
 	snprintf(e->spec, sizeof(e->spec), "%.255s", tok[2]);
+	if (offline) {
+		err = cgroup_spec_check(tok[2], e->cgroup, sizeof(e->cgroup), why,
+					sizeof(why));
+		if (err) {
+			line_error(e->line, "%s: %s", e->name, why);
+			return;
+		}
+		/* the same cgroup twice is told by its path or unit name */
+		e->cgid = hash_str(e->cgroup);
+		e->ok = true;
+		return;
+	}
 	err = cgroup_resolve(tok[2], e->cgroup, sizeof(e->cgroup), why, sizeof(why));
 	if (err == -ENOENT && e->cgroup[0] && !stat(e->cgroup, &st)) {
 		line_error(e->line, "%s: %s is not a cgroup directory", e->name,
 			   e->cgroup);
+		return;
+	}
+	if (err == -ENOENT && strict) {
+		line_error(e->line, "%s: %s (--strict)", e->name, why);
 		return;
 	}
 	if (err == -ENOENT) {
@@ -586,6 +601,50 @@ static void check_entry(const struct entry *e)
 		report(e->name, "ok", "ok, %s; pending: %s", e->object, e->note);
 	else
 		report(e->name, "ok", "ok, %s on %s", e->object, e->cgroup);
+}
+
+/*
+ * --check --offline: the object opens, its knobs fit its types, its hooks
+ * are collapse_ext's (pass_size only on the root); nothing is loaded.
+ */
+static void check_entry_offline(const struct entry *e)
+{
+	char hooks[32][OPS_HOOK_LEN], note[160] = "";
+	struct policy_obj po;
+	const char *only;
+	int i, n, bad = 0;
+
+	if (policy_open(&po, e->object, e->name, &e->knobs)) {
+		line_error(e->line, "%s: %s would not load (above)", e->name,
+			   e->object);
+		return;
+	}
+	if (strcmp(e->cgroup, CGROUP_ROOT) && policy_root_only(&po, e->object)) {
+		line_error(e->line, "%s: %s would not load on %s (above)", e->name,
+			   e->object, e->spec);
+		policy_close(&po);
+		return;
+	}
+	n = ops_data_hooks(po.obj, po.map, hooks, 32);
+	for (i = 0; i < n; i++) {
+		if (!ops_hook_known(hooks[i], &only)) {
+			line_error(e->line, "%s: %s sets '%s', which no collapse_ext "
+				   "kernel has (built against another "
+				   "collapse_ext_types.h?)", e->name, e->object,
+				   hooks[i]);
+			bad++;
+		} else if (only) {
+			snprintf(note, sizeof(note), "; '%.31s' only on %s: "
+				 "elsewhere it runs without it", hooks[i], only);
+		}
+	}
+	policy_close(&po);
+	if (n < 0)
+		line_error(e->line, "%s: %s has no BTF to read its hooks from",
+			   e->name, e->object);
+	else if (!bad)
+		report(e->name, "ok", "ok offline (not loaded), %s for %s%s",
+		       e->object, e->cgroup, note);
 }
 
 /*
@@ -852,7 +911,9 @@ static int apply_pass(bool check, bool detailed)
 	nr_ents = n;
 	if (check) {
 		for (i = 0; i < n; i++)
-			if (ents[i].ok || ents[i].pending)
+			if (offline && ents[i].ok)
+				check_entry_offline(&ents[i]);
+			else if (ents[i].ok || ents[i].pending)
 				check_entry(&ents[i]);
 		if (errors)
 			return fail("%s: %d line%s would not apply", conf, errors,
@@ -921,6 +982,8 @@ int cmd_apply(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "unload", no_argument, NULL, 'u' },
 		{ "check", no_argument, NULL, 'c' },
+		{ "offline", no_argument, NULL, 'o' },
+		{ "strict", no_argument, NULL, 's' },
 		{ "detailed-exitcode", no_argument, NULL, 'x' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -940,6 +1003,8 @@ int cmd_apply(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'u': unload = true; break;
 		case 'c': check = true; break;
+		case 'o': offline = true; break;
+		case 's': strict = true; break;
 		case 'x': detailed = true; break;
 		case 'f': follow = true; break;
 		case 'i':
@@ -957,11 +1022,12 @@ int cmd_apply(int argc, char **argv)
 	}
 	if (argc - optind != (unload ? 0 : 1) ||
 	    unload + check + detailed + follow > 1 ||
-	    (has_interval && !follow) || (json && follow)) {
+	    (has_interval && !follow) || (json && follow) ||
+	    (offline && (!check || strict)) || (strict && (unload || follow))) {
 		fputs(apply_usage, stderr);
 		return 2;
 	}
-	if (!require_admin() || !kernel_supported())
+	if (!offline && (!require_admin() || !kernel_supported()))
 		return 1;
 	if (!unload)
 		conf = argv[optind];
@@ -992,6 +1058,8 @@ int cmd_apply(int argc, char **argv)
 		if (conf)
 			json_string_field(jw, "file", conf);
 		jsonw_string_field(jw, "mode", unload ? "unload" : check ? "check" : "apply");
+		if (check)
+			jsonw_bool_field(jw, "offline", offline);
 		jsonw_name(jw, "events");
 		jsonw_start_array(jw);
 	}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* collapsectl load. */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -14,16 +15,19 @@
 #include "collapsectl.h"
 
 static const char load_usage[] =
-"Usage: collapsectl load FILE.bpf.o [--cgroup PATH] [--name NAME] [--set VAR=VALUE]...\n"
-"                        [--no-override] [--foreground]\n"
+"Usage: collapsectl load FILE.bpf.o|POLICY [--cgroup PATH|UNIT] [--name NAME]\n"
+"                        [--set VAR=VALUE]... [--no-override] [--foreground]\n"
 "\n"
-"Attach the collapse_ext_ops policy in FILE to the cgroup v2 PATH (default:\n"
-"the root, i.e. the whole system) through a struct_ops link, and pin the\n"
+"Attach the collapse_ext_ops policy in FILE (or the installed POLICY, e.g.\n"
+"frugal: its .bpf.o in /usr/lib/collapse_ext/bpf) to the cgroup v2 PATH\n"
+"(default: the root, i.e. the whole system) through a struct_ops link, and pin the\n"
 "link under " PIN_DIR "/NAME so it outlives this command. Removing\n"
 "the cgroup detaches the link. A hook of the policy the running kernel\n"
 "lacks (orders before 7.3) is left out, with a note on stderr.\n"
 "\n"
-"  --cgroup PATH   cgroup v2 directory the policy governs\n"
+"  --cgroup PATH   cgroup v2 directory the policy governs: an absolute path,\n"
+"                  / (the root), a path relative to /sys/fs/cgroup, or a\n"
+"                  systemd unit (web.slice, foo.service), as apply takes it\n"
 "  --name NAME     policy name (default: the name in the object)\n"
 "  --no-override   the policy governs its whole subtree: no policy may be\n"
 "                  attached below it (EPERM), nor it above one (the link\n"
@@ -59,7 +63,7 @@ int cmd_load(int argc, char **argv)
 	bool foreground = false;
 	struct policy_obj po;
 	struct bpf_link *link;
-	char pin[256], cgbuf[256];
+	char pin[256], cgbuf[256], file[PATH_MAX], cgpath[PATH_MAX], why[PATH_MAX + 64];
 	struct knobs knobs = {};
 	uint64_t cgid;
 	int c;
@@ -82,8 +86,17 @@ int cmd_load(int argc, char **argv)
 		fputs(load_usage, stderr);
 		return 2;
 	}
-	if (!require_admin() || !kernel_supported())
+	if (!require_admin() || !kernel_supported() ||
+	    policy_object_arg(argv[optind], file))
 		return 1;
+	/* a unit or a relative path as apply takes it; "/" is the root */
+	if (!strcmp(cgroup, "/"))
+		cgroup = CGROUP_ROOT;
+	else if (cgroup[0] != '/' &&
+		 cgroup_resolve(cgroup, cgpath, sizeof(cgpath), why, sizeof(why)))
+		return fail("--cgroup %s: %s", cgroup, why);
+	else if (cgroup[0] != '/')
+		cgroup = cgpath;
 	cgid = cgroup_path_id(cgroup);
 	if (!cgid)
 		return 1;
@@ -92,7 +105,7 @@ int cmd_load(int argc, char **argv)
 	if (!foreground) {
 		char loaded[32];
 
-		if (policy_load_pinned(argv[optind], cgroup, cgid, name, &knobs,
+		if (policy_load_pinned(file, cgroup, cgid, name, &knobs,
 				       loaded))
 			return 1;
 		if (!read_attr(loaded, "cgroup", cgbuf, sizeof(cgbuf)))
@@ -109,7 +122,7 @@ int cmd_load(int argc, char **argv)
 	 */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (policy_open_load(&po, argv[optind], cgid, name, &knobs))
+	if (policy_open_load(&po, file, cgid, name, &knobs))
 		return 1;
 	link = policy_attach(&po, cgroup, cgid);
 	if (!link) {

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /* collapsectl swap. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 
 #include "collapsectl.h"
 
 static const char swap_usage[] =
-"Usage: collapsectl swap NAME FILE.bpf.o [--set VAR=VALUE]...\n"
+"Usage: collapsectl swap NAME FILE.bpf.o|POLICY [--set VAR=VALUE]...\n"
 "\n"
-"Replace the running policy NAME by the one in FILE, atomically (BPF link\n"
+"Replace the running policy NAME by the one in FILE (or the installed\n"
+"POLICY, as load takes it), atomically (BPF link\n"
 "update): collapse never sees the default in between. The new policy takes\n"
 "NAME's name, cgroup and counters; its 'swaps' counter goes up by one.\n"
 "\n"
@@ -22,6 +24,7 @@ int cmd_swap(int argc, char **argv)
 		{ }
 	};
 	struct knobs knobs = {};
+	char file[PATH_MAX];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
@@ -39,11 +42,12 @@ int cmd_swap(int argc, char **argv)
 		return 2;
 	}
 	argv += optind - 1;
-	if (!policy_name_ok(argv[1]) || !require_admin() || !kernel_supported())
+	if (!policy_name_ok(argv[1]) || !require_admin() || !kernel_supported() ||
+	    policy_object_arg(argv[2], file))
 		return 1;
-	if (policy_swap(argv[1], argv[2], &knobs))
+	if (policy_swap(argv[1], file, &knobs))
 		return 1;
-	printf("swapped '%s' for the policy in %s", argv[1], argv[2]);
+	printf("swapped '%s' for the policy in %s", argv[1], file);
 	knobs_print(stdout, &knobs);
 	putchar('\n');
 	return 0;

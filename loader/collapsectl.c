@@ -20,21 +20,27 @@ static const char usage[] =
 "Usage: collapsectl [OPTIONS] COMMAND [ARGS]\n"
 "\n"
 "Options (before the command, as bpftool's):\n"
-"  -j, --json     JSON output (apply, list, stats, version)\n"
+"  -j, --json     JSON output (apply, info, list, stats, version)\n"
 "  -p, --pretty   indented JSON (implies --json)\n"
 "  -d, --debug    libbpf's and the verifier's messages on stderr\n"
 "  -V, --version  the version command\n"
 "\n"
 "Commands:\n"
-"  load FILE.bpf.o [--cgroup PATH] [--name NAME] [--foreground]\n"
+"  load FILE.bpf.o|POLICY [--cgroup PATH|UNIT] [--name NAME] [--foreground]\n"
 "                          attach a policy (pinned under " PIN_DIR ")\n"
 "  unload NAME | --all     detach a policy loaded by collapsectl, or all\n"
-"  swap NAME FILE.bpf.o    replace a running policy atomically\n"
-"  apply [--json] [--check | --detailed-exitcode | --follow] FILE\n"
-"  apply [--json] --unload make the loaded policies those FILE lists\n"
-"                          (/etc/collapse_ext/policies.conf; --follow keeps\n"
-"                          it so as cgroups come and go: the service)\n"
+"  swap NAME FILE.bpf.o|POLICY\n"
+"                          replace a running policy atomically\n"
+"  apply [--json] [--check [--offline] | --follow] [--strict] FILE\n"
+"                          make the loaded policies those FILE lists\n"
+"                          (/etc/collapse_ext/policies.conf); --check only\n"
+"                          verifies it (--offline: without root or kernel),\n"
+"                          --follow keeps it so as cgroups come and go (the\n"
+"                          service); apply --unload detaches what it loaded\n"
 "  list [--json | -j]      attached policies, their cgroups and ids\n"
+"  info [--json] [FILE.bpf.o | POLICY]...\n"
+"                          what a policy does: its hooks and knobs, from the\n"
+"                          object alone (every installed one without FILE)\n"
 "  stats [NAME] [--json | --openmetrics] [--textfile DIR] [--watch S]\n"
 "                          the kernel's counters of each policy\n"
 "  collapse --pid PID [--limits] [--defrag] [START-END | --all]\n"
@@ -55,6 +61,7 @@ static const struct {
 	{ "swap", cmd_swap, false },
 	{ "apply", cmd_apply, true },
 	{ "list", cmd_list, true },
+	{ "info", cmd_info, true },
 	{ "stats", cmd_stats, true },
 	{ "collapse", cmd_collapse, false },
 	{ "ab", cmd_ab, false },
@@ -201,7 +208,7 @@ int main(int argc, char **argv)
 		if (!json)
 			return commands[i].fn(n, argv + arg);
 		if (!commands[i].json) {
-			fail("'%s' has no JSON output (-j is for apply, list, stats "
+			fail("'%s' has no JSON output (-j is for apply, info, list, stats "
 			     "and version)", commands[i].name);
 			return 2;
 		}

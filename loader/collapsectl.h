@@ -150,6 +150,13 @@ int write_file(const char *path, const char *val);
  */
 int cgroup_resolve(const char *spec, char *out, size_t len, char *why,
 		   size_t wlen);
+/*
+ * cgroup_resolve()'s checks of @spec's form alone, nothing looked up: a
+ * path (made absolute) or a slice's path in @out, a unit name as it is. 0,
+ * or -EINVAL with @why set.
+ */
+int cgroup_spec_check(const char *spec, char *out, size_t len, char *why,
+		      size_t wlen);
 /* Kill every task of cgroup @cg (cgroup.kill) and wait until it is empty. */
 int cgroup_kill_wait(const char *cg);
 
@@ -178,6 +185,16 @@ uint64_t knobs_hash(const struct knobs *k, uint64_t h);
  */
 int knobs_apply(struct bpf_object *obj, struct bpf_map *ops, const char *file,
 		const struct knobs *k);
+/* A knob as the object declares it, in words */
+struct knob_desc {
+	char name[64];
+	char type[16];		/* u64, s32, bool, enum */
+	char dflt[32];		/* the object's own value */
+	char range[160];	/* lo..hi, or the enum's names */
+	char doc[256];		/* COLLAPSE_EXT_KNOB()'s text, if any */
+};
+/* The knobs of the opened @obj (its .rodata variables), at most @max */
+int knobs_describe(struct bpf_object *obj, struct knob_desc *out, int max);
 /* " VAR=VALUE..." */
 void knobs_print(FILE *f, const struct knobs *k);
 
@@ -195,8 +212,26 @@ struct policy_obj {
  */
 extern uint32_t policy_link_flags;
 /*
+ * The object a policy is given by, as a canonical path in @out (PATH_MAX
+ * bytes): a path (relative: to @dir), or an installed policy's name
+ * ("frugal": frugal.bpf.o in /usr/lib/collapse_ext/bpf, then
+ * /usr/share/collapse_ext/bpf, the QEMU guest's). 0 or -errno.
+ */
+int policy_find(const char *spec, const char *dir, char *out);
+/* policy_find() of a command's FILE argument: 0, or 1 with the reason said */
+int policy_object_arg(const char *spec, char *out);
+/*
  * Open @file, find its collapse_ext_ops map, set name (NULL keeps the
- * object's) and knobs (NULL: none), load it for cgroup @cgid. Prints what went wrong
+ * object's) and knobs (NULL: none), without loading it: neither root nor
+ * a collapse_ext kernel needed. Prints what went wrong and returns 1 on
+ * failure.
+ */
+int policy_open(struct policy_obj *po, const char *file, const char *name,
+		const struct knobs *knobs);
+/* 1 (said why) when the opened policy may sit only on the root cgroup */
+int policy_root_only(struct policy_obj *po, const char *file);
+/*
+ * policy_open(), then load it for cgroup @cgid. Prints what went wrong
  * (with the tail of the verifier log) and returns 1 on failure.
  */
 int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
@@ -230,6 +265,7 @@ int cmd_unload(int argc, char **argv);
 int cmd_swap(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_info(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_collapse(int argc, char **argv);
 int cmd_ab(int argc, char **argv);

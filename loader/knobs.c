@@ -269,3 +269,110 @@ void knobs_print(FILE *f, const struct knobs *k)
 	for (int i = 0; k && i < k->n; i++)
 		fprintf(f, " %s=%s", k->k[i].var, k->k[i].val);
 }
+
+/* @t's type in words, and its range, for a knob of BTF type @t */
+static void describe_type(const struct btf *btf, const struct btf_type *t,
+			  struct knob_desc *d)
+{
+	unsigned int i;
+
+	if (btf_is_int(t)) {
+		__u8 enc = btf_int_encoding(t);
+		int bits = t->size * 8;
+
+		if (enc & BTF_INT_BOOL) {
+			snprintf(d->type, sizeof(d->type), "bool");
+			snprintf(d->range, sizeof(d->range), "true, false");
+		} else if (enc & BTF_INT_SIGNED) {
+			snprintf(d->type, sizeof(d->type), "s%d", bits);
+			snprintf(d->range, sizeof(d->range), "%lld..%lld",
+				 bits == 64 ? LLONG_MIN : -(1LL << (bits - 1)),
+				 bits == 64 ? LLONG_MAX : (1LL << (bits - 1)) - 1);
+		} else {
+			snprintf(d->type, sizeof(d->type), "u%d", bits);
+			snprintf(d->range, sizeof(d->range), "0..%llu",
+				 bits == 64 ? ULLONG_MAX : (1ULL << bits) - 1);
+		}
+		return;
+	}
+	if (btf_is_enum(t)) {
+		const struct btf_enum *e = btf_enum(t);
+		size_t off = 0;
+
+		snprintf(d->type, sizeof(d->type), "enum");
+		for (i = 0; i < btf_vlen(t) && off < sizeof(d->range); i++, e++)
+			off += snprintf(d->range + off, sizeof(d->range) - off,
+					"%s%s", i ? ", " : "",
+					btf__name_by_offset(btf, e->name_off));
+		return;
+	}
+	snprintf(d->type, sizeof(d->type), "?");
+}
+
+/* The knob's value in @data as its type shows it */
+static void describe_value(const struct btf *btf, const struct btf_type *t,
+			   const char *data, size_t size, struct knob_desc *d)
+{
+	int64_t sv = 0;
+	uint64_t v = 0;
+	unsigned int i;
+
+	/* little-endian (x86-64, the only target) */
+	memcpy(&v, data, size < sizeof(v) ? size : sizeof(v));
+	if (size < sizeof(v) && (btf_is_enum(t) ||
+	    (btf_is_int(t) && (btf_int_encoding(t) & BTF_INT_SIGNED))) &&
+	    (v >> (size * 8 - 1)) & 1)
+		v |= ~0ULL << (size * 8);
+	sv = (int64_t)v;
+	if (btf_is_int(t) && (btf_int_encoding(t) & BTF_INT_BOOL)) {
+		snprintf(d->dflt, sizeof(d->dflt), "%s", v ? "true" : "false");
+	} else if (btf_is_enum(t)) {
+		const struct btf_enum *e = btf_enum(t);
+
+		snprintf(d->dflt, sizeof(d->dflt), "%lld", (long long)sv);
+		for (i = 0; i < btf_vlen(t); i++, e++)
+			if (e->val == sv)
+				snprintf(d->dflt, sizeof(d->dflt), "%s",
+					 btf__name_by_offset(btf, e->name_off));
+	} else if (btf_is_int(t) && (btf_int_encoding(t) & BTF_INT_SIGNED)) {
+		snprintf(d->dflt, sizeof(d->dflt), "%lld", (long long)sv);
+	} else {
+		snprintf(d->dflt, sizeof(d->dflt), "%llu", (unsigned long long)v);
+	}
+}
+
+int knobs_describe(struct bpf_object *obj, struct knob_desc *out, int max)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec;
+	struct bpf_map *map = rodata(obj, &sec);
+	size_t data_size = 0;
+	const char *data;
+	unsigned int i;
+	int n = 0;
+
+	data = map ? bpf_map__initial_value(map, &data_size) : NULL;
+	if (!data || !sec)
+		return 0;
+	vs = btf_var_secinfos(sec);
+	for (i = 0; i < btf_vlen(sec) && n < max; i++, vs++) {
+		const struct btf_type *var = btf__type_by_id(btf, vs->type), *t;
+		struct knob_desc *d = &out[n];
+		__u32 id;
+
+		if (!var || !btf_is_var(var) || vs->offset + vs->size > data_size)
+			continue;
+		id = var->type;
+		t = skip_mods(btf, &id);
+		if (!t)
+			continue;
+		memset(d, 0, sizeof(*d));
+		snprintf(d->name, sizeof(d->name), "%s",
+			 btf__name_by_offset(btf, var->name_off));
+		describe_type(btf, t, d);
+		describe_value(btf, t, data + vs->offset, vs->size, d);
+		n++;
+	}
+	return n;
+}

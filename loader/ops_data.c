@@ -263,6 +263,32 @@ bool ops_data_has_hook(struct bpf_object *obj, struct bpf_map *map,
 	return slot && size == sizeof(*slot) && *slot;
 }
 
+int ops_data_hooks(struct bpf_object *obj, struct bpf_map *map,
+		   char names[][OPS_HOOK_LEN], int max)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_type *t;
+	const struct btf_member *m;
+	unsigned int i;
+	int n = 0;
+
+	t = btf ? btf__type_by_id(btf, bpf_map__btf_value_type_id(map)) : NULL;
+	if (!t)
+		return -ENOENT;
+	for (i = 0, m = btf_members(t); i < btf_vlen(t); i++, m++) {
+		const char *name = btf__name_by_offset(btf, m->name_off);
+		const struct btf_type *mt = btf__type_by_id(btf, m->type);
+
+		if (!mt || !btf_is_ptr(mt) || !ops_data_has_hook(obj, map, name))
+			continue;
+		mt = btf__type_by_id(btf, mt->type);
+		if (!mt || !btf_is_func_proto(mt) || n == max)
+			continue;
+		snprintf(names[n++], OPS_HOOK_LEN, "%s", name);
+	}
+	return n;
+}
+
 int ops_data_drop_hook(struct bpf_object *obj, struct bpf_map *map,
 		       const char *hook)
 {
@@ -323,4 +349,32 @@ struct bpf_link *ops_attach_cgroup(const struct bpf_map *map,
 	close(fd);
 	errno = err;
 	return link;
+}
+
+/*
+ * The hooks of struct collapse_ext_ops (bpf-progs/collapse_ext_types.h),
+ * with the one base that has a hook the other lacks.
+ */
+static const struct {
+	const char *name;
+	const char *only;
+} ops_hooks[] = {
+	{ "pte_limits", NULL }, { "target_node", NULL }, { "batch_size", NULL },
+	{ "scan_budget", NULL }, { "pass_size", NULL }, { "orders", "7.3" },
+	{ "collapsed", NULL }, { "split_underused", NULL }, { "init", NULL },
+	{ "exit", NULL },
+};
+
+bool ops_hook_known(const char *hook, const char **only)
+{
+	size_t i;
+
+	*only = NULL;
+	for (i = 0; i < sizeof(ops_hooks) / sizeof(ops_hooks[0]); i++) {
+		if (!strcmp(hook, ops_hooks[i].name)) {
+			*only = ops_hooks[i].only;
+			return true;
+		}
+	}
+	return false;
 }

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <bpf/libbpf.h>
 
+#define OPS_HOOK_LEN	32
+
 /*
  * The collapse_ext_ops struct_ops map of @obj; NULL when it has none or
  * several (how many in *@nr).
@@ -43,6 +45,18 @@ bool ops_data_kernel_has_hook(const char *hook);
 /* Does the (opened) policy of @map set its hook @hook? */
 bool ops_data_has_hook(struct bpf_object *obj, struct bpf_map *map,
 		       const char *hook);
+/*
+ * The hooks the (opened) policy of @map sets, as its object's BTF names
+ * them, in @names: how many (at most @max), or -ENOENT without BTF.
+ */
+int ops_data_hooks(struct bpf_object *obj, struct bpf_map *map,
+		   char names[][OPS_HOOK_LEN], int max);
+/*
+ * Is @hook a member of struct collapse_ext_ops on a collapse_ext kernel?
+ * *@only names the one base that has it when the other lacks it (NULL:
+ * every base).
+ */
+bool ops_hook_known(const char *hook, const char **only);
 /* Leave the hook @hook of the (opened) policy of @map out; 0 or -ENOENT. */
 int ops_data_drop_hook(struct bpf_object *obj, struct bpf_map *map,
 		       const char *hook);
@@ -65,7 +79,6 @@ struct bpf_link *ops_attach_cgroup(const struct bpf_map *map,
 struct bpf_link *ops_attach_cgroup_fd(const struct bpf_map *map,
 				      int cgroup_fd, uint32_t flags);
 
-#define OPS_HOOK_LEN	32
 /*
  * The hooks of the running kernel's collapse_ext_ops (its function
  * pointer members, in order) in @names: how many, or -ENOENT when the

@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,10 +107,52 @@ static void print_log_tail(int lines)
 	}
 }
 
-int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
-		     const char *name, const struct knobs *knobs)
+/* Where a bare policy name ("priority") is looked for, in order. */
+static const char * const policy_dirs[] = {
+	"/usr/lib/collapse_ext/bpf",
+	"/usr/share/collapse_ext/bpf",
+};
+
+int policy_find(const char *spec, const char *dir, char *out)
 {
-	char msg[128], dropped[256], *hook, *save;
+	char buf[PATH_MAX];
+	size_t i, n = strlen(spec);
+	bool is_file = n > 2 && !strcmp(spec + n - 2, ".o");
+
+	/* A path, or a file in @dir */
+	if (spec[0] == '/')
+		snprintf(buf, sizeof(buf), "%s", spec);
+	else
+		snprintf(buf, sizeof(buf), "%s/%s", dir, spec);
+	if (strchr(spec, '/') || (is_file && !access(buf, F_OK)))
+		return realpath(buf, out) ? 0 : -errno;
+	/* An installed policy */
+	for (i = 0; i < sizeof(policy_dirs) / sizeof(policy_dirs[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s/%s%s", policy_dirs[i], spec,
+			 is_file ? "" : ".bpf.o");
+		if (!access(buf, R_OK))
+			return realpath(buf, out) ? 0 : -errno;
+	}
+	return -ENOENT;
+}
+
+int policy_object_arg(const char *spec, char *out)
+{
+	int err = policy_find(spec, ".", out);
+
+	if (!err)
+		return 0;
+	if (strchr(spec, '/') || strstr(spec, ".o"))
+		return fail("%s: %s", spec, strerror(-err));
+	return fail("%s: no such file, nor an installed policy of that name "
+		    "(in /usr/lib/collapse_ext/bpf or /usr/share/collapse_ext/bpf)",
+		    spec);
+}
+
+int policy_open(struct policy_obj *po, const char *file, const char *name,
+		const struct knobs *knobs)
+{
+	char msg[128];
 	int err, nr_maps;
 
 	memset(po, 0, sizeof(*po));
@@ -155,18 +198,35 @@ int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
 		policy_close(po);
 		return 1;
 	}
+	return 0;
+}
+
+int policy_root_only(struct policy_obj *po, const char *file)
+{
+	if (!ops_data_has_hook(po->obj, po->map, "pass_size"))
+		return 0;
+	return fail("%s: policy %s has a pass_size hook, which only a policy "
+		    "on the root cgroup may have (a khugepaged pass crosses "
+		    "cgroups): load it on /, or use a policy without the hook "
+		    "(pace.bpf.o sizes the passes at the root)", file, po->name);
+}
+
+int policy_open_load(struct policy_obj *po, const char *file, uint64_t cgid,
+		     const char *name, const struct knobs *knobs)
+{
+	char msg[128], dropped[256], *hook, *save;
+	int err;
+
+	if (policy_open(po, file, name, knobs))
+		return 1;
 	/*
 	 * pass_size sizes khugepaged's pass, which crosses cgroups: the kernel
 	 * refuses it below the root (EOPNOTSUPP). Say so before loading.
 	 */
-	if (cgid && ops_data_has_hook(po->obj, po->map, "pass_size") &&
-	    cgid != cgroup_path_id(CGROUP_ROOT)) {
+	if (cgid && cgid != cgroup_path_id(CGROUP_ROOT) &&
+	    policy_root_only(po, file)) {
 		policy_close(po);
-		return fail("%s: policy %s has a pass_size hook, which only a "
-			    "policy on the root cgroup may have (a khugepaged "
-			    "pass crosses cgroups): load it on /, or use a "
-			    "policy without the hook (pace.bpf.o sizes the "
-			    "passes at the root)", file, po->name);
+		return 1;
 	}
 	err = ops_data_drop_missing_hooks(po->obj, po->map, dropped,
 					  sizeof(dropped));

@@ -25,6 +25,13 @@
 char _license[] SEC("license") = "GPL";
 
 /*
+ * What it does, in one line, for `collapsectl info`; a knob (a const
+ * volatile global, set at load with --set VAR=VALUE) is described with
+ * COLLAPSE_EXT_KNOB(var, "what it sets") below its declaration.
+ */
+COLLAPSE_EXT_INFO("a starting point: answers as the kernel would");
+
+/*
  * Once per PMD-sized range, before it is scanned. *limits holds what the
  * kernel would use (khugepaged: its sysfs knobs; MADV_COLLAPSE: 512, no
  * limit). Change them, and return 0 to scan, or nonzero to leave the range

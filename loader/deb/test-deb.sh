@@ -7,7 +7,8 @@
 #     back with man --warnings (no warning allowed), the bash completion
 #     completing a command and an option;
 #  3. as root: installed with apt-get (its Depends from the mirror), then
-#     /usr/sbin/collapsectl --version, man -w, dpkg --verify, and
+#     /usr/sbin/collapsectl --version, man -w, dpkg --verify, the
+#     autopkgtest (debian/tests/offline-check, as nobody), and
 #     systemd-analyze verify on the installed unit and its security
 #     exposure (at most 2.0, offline); purged again unless it
 #     was installed before (KEEP_INSTALLED=1 keeps it);
@@ -127,6 +128,15 @@ if [ "$(id -u)" = 0 ]; then
 		fail "/etc/collapse_ext/policies.conf has an active line"
 	fi
 	done_list="$done_list; installed: --version, man -w, dpkg --verify"
+	# the autopkgtest (debian/tests), run directly, as nobody
+	step "debian/tests/offline-check as nobody"
+	mkdir -p "$tmp/autopkgtest" && chmod 777 "$tmp/autopkgtest"
+	if ! out=$(AUTOPKGTEST_TMP=$tmp/autopkgtest setpriv --reuid=65534 --regid=65534 \
+		--clear-groups sh "$(dirname "$0")/debian/tests/offline-check" 2>&1); then
+		printf '%s\n' "$out" | tail -n 15 | sed 's/^/    /'
+		fail "debian/tests/offline-check"
+	fi
+	done_list="$done_list, autopkgtest offline-check"
 	units="/lib/systemd/system/collapse-ext.service /lib/systemd/system/collapse-ext-metrics.service
 	       /lib/systemd/system/collapse-ext-metrics.timer"
 	if command -v systemd-analyze >/dev/null 2>&1; then

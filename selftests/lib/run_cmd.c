@@ -111,3 +111,37 @@ void emit_artifact(const char *kind, const char *label, const char *text)
 	printf("ARTIFACT-END %s %s\n", kind, label);
 	fflush(stdout);
 }
+
+/*
+ * A raw BTF with one type, int: the vmlinux BTF of a kernel without
+ * collapse_ext, as far as collapsectl looks (no struct collapse_ext_ops).
+ */
+static const unsigned char btf_without_ce[] = {
+	0x9f, 0xeb, 1, 0, 24, 0, 0, 0,		/* magic, version, flags, hdr_len */
+	0, 0, 0, 0, 16, 0, 0, 0,		/* type_off, type_len */
+	16, 0, 0, 0, 5, 0, 0, 0,		/* str_off, str_len */
+	1, 0, 0, 0, 0, 0, 0, 1, 4, 0, 0, 0,	/* "int": BTF_KIND_INT, 4 bytes */
+	32, 0, 0, 0,				/* 32 bits */
+	0, 'i', 'n', 't', 0,
+};
+
+#define BTF_WITHOUT_CE	"/tmp/btf_without_ce"
+
+int run_cmd_without_ce(char *out, size_t len, const char *fmt, ...)
+{
+	char cmd[3072];
+	FILE *f = fopen(BTF_WITHOUT_CE, "w");
+	va_list ap;
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fwrite(btf_without_ce, sizeof(btf_without_ce), 1, f) == 1;
+	if (fclose(f) || !ret)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return run_cmd(out, len, "unshare -m sh -c 'mount --bind " BTF_WITHOUT_CE
+		       " /sys/kernel/btf/vmlinux && exec %s'", cmd);
+}

@@ -18,6 +18,14 @@ int run_cmd(char *out, size_t len, const char *fmt, ...)
 int run_cmd_as(uid_t uid, char *out, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/*
+ * run_cmd() as root in a private mount namespace whose
+ * /sys/kernel/btf/vmlinux has no struct collapse_ext_ops: a kernel without
+ * collapse_ext, as collapsectl sees one. The command must not hold a '.
+ */
+int run_cmd_without_ce(char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Number of lines in @s. */
 int count_lines(const char *s);
 /* Occurrences of @needle in @s */

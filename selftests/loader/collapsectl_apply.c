@@ -259,6 +259,88 @@ TEST_F(apply, check_touches_nothing)
 	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --check --unload"));
 }
 
+/*
+ * --check --offline, a fleet's configuration CI: as nobody, and on a
+ * kernel without collapse_ext, every line is judged from the file and the
+ * objects alone (knobs by the object's types, pass_size on the root only,
+ * a hook of 7.3 only noted); cgroups by their form, never looked up, so a
+ * unit that is not running is fine; nothing is loaded or attached.
+ */
+TEST_F(apply, check_offline_needs_no_root_nor_kernel)
+{
+	int i;
+
+	write_conf("web frugal ce-web.slice\n"
+		   "p pace /\n"
+		   "q pace /ce_b\n"
+		   "k elastic /ce_c room_mib=12 nosuch=1\n"
+		   "m mthp_frugal /ce_m\n"
+		   "u frugal ce_nosuch.service\n"
+		   "x /bin/busybox /ce_x\n"
+		   "w eager ../up\n");
+	ASSERT_EQ(0, chmod(CONF, 0644));
+	for (i = 0; i < 2; i++) {
+		int rc = i ? run_cmd_without_ce(out, sizeof(out), "collapsectl apply "
+						"--check --offline " CONF) :
+			     run_cmd_as(65534, out, sizeof(out), "collapsectl apply "
+					"--check --offline " CONF);
+
+		EXPECT_EQ(1, rc) TH_LOG("%s", out);
+		EXPECT_NE(NULL, strstr(out, "web: ok offline (not loaded), " BPF
+				       "frugal.bpf.o for /sys/fs/cgroup/ce.slice/ce-web.slice"))
+			TH_LOG("%s", out);
+		EXPECT_NE(NULL, strstr(out, "p: ok offline (not loaded), " BPF
+				       "pace.bpf.o for /sys/fs/cgroup\n"));
+		EXPECT_NE(NULL, strstr(out, CONF ":3: q: " BPF "pace.bpf.o would not "
+				       "load on /ce_b"));
+		EXPECT_NE(NULL, strstr(out, "no knob 'nosuch'"));
+		EXPECT_NE(NULL, strstr(out, CONF ":4: k: "));
+		EXPECT_NE(NULL, strstr(out, "m: ok offline (not loaded), " BPF
+				       "mthp_frugal.bpf.o for /sys/fs/cgroup/ce_m; "
+				       "'orders' only on 7.3"));
+		EXPECT_NE(NULL, strstr(out, "u: ok offline (not loaded), " BPF
+				       "frugal.bpf.o for ce_nosuch.service"));
+		EXPECT_NE(NULL, strstr(out, CONF ":7: x: /bin/busybox would not load"));
+		EXPECT_NE(NULL, strstr(out, CONF ":8: w: '../up' is not a cgroup"));
+		EXPECT_NE(NULL, strstr(out, CONF ": 4 lines would not apply"));
+		EXPECT_EQ(NULL, strstr(out, "needs CAP_SYS_ADMIN"));
+		EXPECT_EQ(NULL, strstr(out, "this kernel has no collapse_ext"));
+	}
+	EXPECT_EQ(0, policy_cgroup("web"));
+	EXPECT_EQ(0, policy_cgroup("p"));
+	/* the JSON says which check it was */
+	write_conf("web frugal ce-web.slice\n");
+	EXPECT_EQ(0, run_cmd_as(65534, out, sizeof(out), "collapsectl apply --json "
+				"--check --offline " CONF));
+	EXPECT_NE(NULL, strstr(out, "\"mode\":\"check\",\"offline\":true")) TH_LOG("%s", out);
+	/* --offline is a kind of --check, and looks nothing up: no --strict */
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --offline " CONF));
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --check --offline "
+			     "--strict " CONF));
+}
+
+/* --strict: a line whose cgroup does not exist is an error, not pending */
+TEST_F(apply, strict_refuses_a_missing_cgroup)
+{
+	write_conf("web frugal ce-web.slice\n"
+		   "u frugal ce_nosuch.service\n"
+		   "d passthrough /ce_no/such\n");
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl apply --check --strict " CONF));
+	EXPECT_NE(NULL, strstr(out, CONF ":2: u: unit ce_nosuch.service has no cgroup "
+			       "(is it running?) (--strict)")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, CONF ":3: d: cgroup /sys/fs/cgroup/ce_no/such "
+			       "(from '/ce_no/such') does not exist (--strict)"));
+	EXPECT_NE(NULL, strstr(out, "web: ok, "));
+	EXPECT_EQ(3, run_cmd(out, sizeof(out), "collapsectl apply --strict " CONF));
+	EXPECT_EQ(self->web, policy_cgroup("web"));
+	EXPECT_EQ(0, policy_cgroup("u"));
+	EXPECT_EQ(NULL, strstr(out, "pending")) TH_LOG("%s", out);
+	/* without it, the same lines are pending */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_NE(NULL, strstr(out, CONF ":2: u: pending")) TH_LOG("%s", out);
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --follow --strict " CONF));
+}
+
 /* One apply at a time: a second waits for the first's lock, saying so. */
 TEST_F(apply, one_apply_at_a_time)
 {

@@ -47,7 +47,7 @@ TEST_F(ctl, help_and_version)
 {
 	static const char * const cmds[] = {
 		"load", "list", "stats", "swap", "unload", "collapse", "ab",
-		"apply", "version",
+		"apply", "version", "info",
 	};
 
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl --help"));
@@ -367,19 +367,6 @@ TEST_F(ctl, ebusy_names_the_holder)
 }
 
 /*
- * A raw BTF with one type, int: the vmlinux BTF of a kernel without
- * collapse_ext, as far as collapsectl looks (no struct collapse_ext_ops).
- */
-static const unsigned char btf_without_ce[] = {
-	0x9f, 0xeb, 1, 0, 24, 0, 0, 0,		/* magic, version, flags, hdr_len */
-	0, 0, 0, 0, 16, 0, 0, 0,		/* type_off, type_len */
-	16, 0, 0, 0, 5, 0, 0, 0,		/* str_off, str_len */
-	1, 0, 0, 0, 0, 0, 0, 1, 4, 0, 0, 0,	/* "int": BTF_KIND_INT, 4 bytes */
-	32, 0, 0, 0,				/* 32 bits */
-	0, 'i', 'n', 't', 0,
-};
-
-/*
  * A kernel without collapse_ext, as collapsectl sees one: in a private
  * mount namespace whose /sys/kernel/btf/vmlinux has no collapse_ext_ops.
  */
@@ -388,19 +375,12 @@ TEST_F(ctl, kernel_without_collapse_ext)
 	static const char *const cmds[] = {
 		"list", "stats", "unload x", "load " BPF "passthrough.bpf.o",
 	};
-	FILE *f = fopen("/tmp/btf_without_ce", "w");
-
-	ASSERT_NE(NULL, f);
-	ASSERT_EQ(1, fwrite(btf_without_ce, sizeof(btf_without_ce), 1, f));
-	fclose(f);
-	EXPECT_EQ(1, run_cmd(out, sizeof(out), "unshare -m sh -c 'mount --bind "
-			     "/tmp/btf_without_ce /sys/kernel/btf/vmlinux && "
-			     "exec collapsectl version --check'")) TH_LOG("%s", out);
+	EXPECT_EQ(1, run_cmd_without_ce(out, sizeof(out), "collapsectl version --check"))
+		TH_LOG("%s", out);
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl version --check"));
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		EXPECT_EQ(1, run_cmd(out, sizeof(out), "unshare -m sh -c 'mount --bind "
-				     "/tmp/btf_without_ce /sys/kernel/btf/vmlinux && "
-				     "exec collapsectl %s'", cmds[i]));
+		EXPECT_EQ(1, run_cmd_without_ce(out, sizeof(out), "collapsectl %s",
+						cmds[i]));
 		EXPECT_NE(NULL, strstr(out, "this kernel has no collapse_ext"))
 			TH_LOG("%s: %s", cmds[i], out);
 		EXPECT_NE(NULL, strstr(out, "CONFIG_COLLAPSE_EXT=y"));
@@ -666,6 +646,81 @@ TEST_F(ctl, knobs_without_rebuilding)
 			     "priority.bpf.o --set share_pct=5 --set share_pct=6"));
 	EXPECT_NE(NULL, strstr(out, "knob 'share_pct' is set twice")) TH_LOG("%s", out);
 	EXPECT_FALSE(policy_attached("priority"));
+}
+
+/*
+ * info, from the object alone and as nobody: each installed policy says
+ * what it does (COLLAPSE_EXT_INFO), its hooks (orders marked 7.3's) and
+ * its knobs with type, default, range and meaning; a file, a name, all
+ * installed ones (the directory's count), JSON; nonsense is one line.
+ */
+TEST_F(ctl, info_from_the_object_alone)
+{
+	int installed;
+
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "ls " BPF "*.bpf.o | wc -l"));
+	installed = atoi(out);
+	ASSERT_LT(10, installed);
+	EXPECT_EQ(0, run_cmd_as(65534, out, sizeof(out), "collapsectl info elastic"));
+	EXPECT_NE(NULL, strstr(out, "elastic (" BPF "elastic.bpf.o)\n"
+			       "  eager while the cgroup has room")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "  hooks: pte_limits, batch_size, split_underused\n"));
+	EXPECT_NE(NULL, strstr(out, "    room_mib=64  (u64, 0..18446744073709551615)\n"
+			       "        MiB of room below the memory limits"));
+	EXPECT_NE(NULL, strstr(out, "    max_zero=256  (u32, 0..4294967295)"));
+	EXPECT_EQ(0, run_cmd_as(65534, out, sizeof(out), "collapsectl info "
+				BPF "mthp_frugal.bpf.o frugal"));
+	EXPECT_NE(NULL, strstr(out, "hooks: pte_limits, orders (7.3 only)")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "frugal (" BPF "frugal.bpf.o)"));
+	/* every installed policy, each with its own description */
+	EXPECT_EQ(0, run_cmd_as(65534, out, sizeof(out), "collapsectl info"));
+	EXPECT_EQ(installed, count_matches(out, "\n  hooks: ")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "no description")) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd_as(65534, out, sizeof(out), "collapsectl -j info pace"));
+	EXPECT_NE(NULL, strstr(out, "\"hooks\":[{\"name\":\"pass_size\",\"only\":null}]"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "{\"name\":\"factor\",\"type\":\"u32\","
+			       "\"default\":\"8\",\"range\":\"0..4294967295\","
+			       "\"doc\":\"pass size in multiples"));
+	emit_artifact("json", "info", out);
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl info nosuch"));
+	EXPECT_NE(NULL, strstr(out, "nosuch: no such file, nor an installed policy"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(1, count_lines(out)) TH_LOG("%s", out);
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl info /bin/busybox"));
+	EXPECT_NE(NULL, strstr(out, "not a BPF object file"));
+}
+
+/*
+ * load and swap take an installed policy by name, and load a unit or a
+ * path relative to /sys/fs/cgroup for --cgroup, as apply does
+ */
+TEST_F(ctl, load_by_name_on_a_unit)
+{
+	uint64_t id;
+
+	ASSERT_EQ(0, cg_create("ctl.slice", NULL));
+	ASSERT_EQ(0, cg_memory_subtree("ctl.slice", true));
+	ASSERT_EQ(0, cg_create("ctl.slice/ctl-web.slice", &id));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load frugal --cgroup "
+			     "ctl-web.slice")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "attached 'frugal' to cgroup "
+			       "/ctl.slice/ctl-web.slice (id ")) TH_LOG("%s", out);
+	EXPECT_EQ(id, (uint64_t)policy_link_num("frugal", "cgroup_id"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl swap frugal eager --set "
+			     "flags=0")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "for the policy in " BPF "eager.bpf.o")) TH_LOG("%s", out);
+	EXPECT_EQ(1, policy_stat("frugal", "swaps"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl unload frugal"));
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load nosuch"));
+	EXPECT_NE(NULL, strstr(out, "nosuch: no such file, nor an installed policy"));
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl load frugal --cgroup "
+			     "ctl-nosuch.slice"));
+	EXPECT_NE(NULL, strstr(out, "--cgroup ctl-nosuch.slice: cgroup "
+			       "/sys/fs/cgroup/ctl.slice/ctl-nosuch.slice")) TH_LOG("%s", out);
+	EXPECT_FALSE(policy_attached("frugal"));
+	cg_remove("ctl.slice/ctl-web.slice");
+	cg_remove("ctl.slice");
 }
 
 TEST_F(ctl, bpftool_struct_ops_register)
