@@ -163,7 +163,7 @@ static void drain(void)
  * that the service (Type=notify) is started once the first pass is done,
  * and units ordered after it find their policies attached.
  */
-static void notify(const char *msg)
+void sd_notify_msg(const char *msg)
 {
 	const char *path = getenv("NOTIFY_SOCKET");
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -255,7 +255,7 @@ int apply_follow(int (*pass)(void), int (*stop)(void), double interval)
 		if (follow_pending_appeared())
 			continue;
 		if (first)
-			notify("READY=1");	/* the units after us find theirs */
+			sd_notify_msg("READY=1");	/* the units after us find theirs */
 		first = false;
 		/* without inotify (fd -1, ignored) and links, the interval */
 		pfd[0] = (struct pollfd){ .fd = ifd, .events = POLLIN };

@@ -21,13 +21,14 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "collapsectl.h"
 #include "ops_data.h"
 
-#define STATE_DIR	"/run/collapse_ext/applied"
+#define STATE_DIR	APPLIED_DIR
 #define LOCK_FILE	"/run/collapse_ext/apply.lock"
 #define FOLLOW_INTERVAL_S	60
 #define MAX_LINES	256
@@ -118,6 +119,7 @@ EXPECTED_FILE " after each apply; collapsectl stats --openmetrics\n"
 
 struct entry {
 	int line;
+	char last[256];		/* what this pass last said of it */
 	bool pending;		/* its cgroup does not exist (yet) */
 	bool moving;		/* detached from another cgroup first */
 	char from[256];
@@ -140,6 +142,8 @@ struct state {
 	char object[PATH_MAX];
 };
 
+static struct entry ents[MAX_LINES];
+static int nr_ents;
 static const char *conf;
 /*
  * --follow reads FILE once (and again on SIGHUP, as a new process): a
@@ -177,6 +181,22 @@ static void event(const char *name, int line, const char *action,
 	jsonw_end_object(jw);
 }
 
+/* @msg, the last word of this pass on the entry of @line (0: of @name) */
+static void remember(int line, const char *name, const char *msg)
+{
+	int i;
+
+	for (i = 0; i < MAX_LINES; i++) {
+		bool match = line ? ents[i].line == line :
+			     name && ents[i].line && !strcmp(ents[i].name, name);
+
+		if (match) {
+			snprintf(ents[i].last, sizeof(ents[i].last), "%.255s", msg);
+			return;
+		}
+	}
+}
+
 /* "NAME: message" on stdout, or an event with its ACTION under --json. */
 static void report(const char *name, const char *action, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -193,6 +213,7 @@ static void report(const char *name, const char *action, const char *fmt, ...)
 		event(name, 0, action, NULL, msg);
 	else
 		printf("%s: %s\n", name, msg);
+	remember(0, name, msg);
 }
 
 static void line_error(int line, const char *fmt, ...)
@@ -210,6 +231,7 @@ static void line_error(int line, const char *fmt, ...)
 	if (jw)
 		event(NULL, line, NULL, "error", msg);
 	errors++;
+	remember(line, NULL, msg);
 }
 
 /* FNV-1a of a string, never 0: --offline's stand-in for a cgroup id */
@@ -824,6 +846,73 @@ static int apply_lock(void)
  * metrics: collapse_ext_policy_expected): one line per listed policy,
  * "NAME STATE CGROUP", STATE attached, pending or failed.
  */
+/* @s with tabs and newlines as spaces: one field of STATUS_FILE */
+static void status_field(FILE *f, const char *s, bool last)
+{
+	for (; *s; s++)
+		fputc(*s == '\t' || *s == '\n' ? ' ' : *s, f);
+	fputc(last ? '\n' : '\t', f);
+}
+
+/*
+ * STATUS_FILE, for collapsectl status: when the pass ran and on what file,
+ * then per listed policy (the first line of a name) its state, cgroup,
+ * object, knobs and what the pass last said of it, tab-separated.
+ */
+static int nr_attached_now, nr_pending_now, nr_failed_now;
+
+static void write_status(const struct entry *ents, int n)
+{
+	char knobs[MAX_KNOBS * 130], msg[512];
+	FILE *f = fopen(STATUS_FILE "~", "w");
+	int i, j, k;
+	size_t off;
+
+	nr_attached_now = nr_pending_now = nr_failed_now = 0;
+	if (!f)
+		return;
+	fchmod(fileno(f), 0644);
+	fprintf(f, "pass\t%lld\t", (long long)time(NULL));
+	status_field(f, conf, true);
+	for (i = 0; i < n; i++) {
+		const struct entry *e = &ents[i];
+		bool attached = e->ok && policy_attached(e->name);
+
+		if (!policy_name_valid(e->name))
+			continue;
+		for (j = 0; j < i && strcmp(ents[j].name, e->name); j++)
+			;
+		if (j < i)
+			continue;
+		for (k = 0, off = 0; k < e->knobs.n && off < sizeof(knobs); k++)
+			off += snprintf(knobs + off, sizeof(knobs) - off, "%s%s=%s",
+					k ? " " : "", e->knobs.k[k].var,
+					e->knobs.k[k].val);
+		if (!e->knobs.n)
+			strcpy(knobs, "-");
+		if (e->last[0])
+			snprintf(msg, sizeof(msg), "%s", e->last);
+		else if (e->pending)
+			snprintf(msg, sizeof(msg), "pending: %s", e->note);
+		else
+			snprintf(msg, sizeof(msg), "%s", attached ? "unchanged" : "-");
+		fprintf(f, "line\t%d\t%s\t%s\t", e->line, e->name,
+			e->pending ? "pending" : attached ? "attached" : "failed");
+		if (e->pending)
+			nr_pending_now++;
+		else if (attached)
+			nr_attached_now++;
+		else
+			nr_failed_now++;
+		status_field(f, e->cgroup[0] ? e->cgroup : "-", false);
+		status_field(f, e->object[0] ? e->object : "-", false);
+		status_field(f, knobs, false);
+		status_field(f, msg, true);
+	}
+	if (fclose(f) || rename(STATUS_FILE "~", STATUS_FILE))
+		unlink(STATUS_FILE "~");
+}
+
 static void write_expected(const struct entry *ents, int n)
 {
 	FILE *f;
@@ -850,10 +939,9 @@ static void write_expected(const struct entry *ents, int n)
 	}
 	if (fclose(f) || rename(EXPECTED_FILE "~", EXPECTED_FILE))
 		unlink(EXPECTED_FILE "~");
+	write_status(ents, n);
 }
 
-static struct entry ents[MAX_LINES];
-static int nr_ents;
 
 /*
  * For --follow: watch the nearest existing ancestor of each listed path,
@@ -951,12 +1039,18 @@ static int apply_pass(bool check, bool detailed)
 static int follow_pass(void)
 {
 	int fd = apply_lock(), rc;
+	char msg[128];
 
 	if (fd < 0)
 		return 1;
 	rc = apply_pass(false, false);
 	close(fd);
 	quiet = true;
+	/* systemctl status shows it */
+	snprintf(msg, sizeof(msg), "STATUS=%d attached, %d pending, %d failed: "
+		 "collapsectl status tells more", nr_attached_now, nr_pending_now,
+		 nr_failed_now);
+	sd_notify_msg(msg);
 	return rc;
 }
 
@@ -973,6 +1067,7 @@ static int unload_all(void)
 	for (i = 0; i < n; i++)
 		errors += unload_applied(applied[i], "apply --follow stopped");
 	unlink(EXPECTED_FILE);
+	unlink(STATUS_FILE);
 	close(fd);
 	return errors ? 3 : 0;
 }
@@ -1070,6 +1165,7 @@ int cmd_apply(int argc, char **argv)
 		for (i = 0; i < napplied; i++)
 			errors += unload_applied(applied[i], "apply --unload");
 		unlink(EXPECTED_FILE);
+		unlink(STATUS_FILE);
 		rc = errors ? 3 : 0;
 	}
 	if (json) {

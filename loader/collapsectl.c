@@ -20,7 +20,7 @@ static const char usage[] =
 "Usage: collapsectl [OPTIONS] COMMAND [ARGS]\n"
 "\n"
 "Options (before the command, as bpftool's):\n"
-"  -j, --json     JSON output (apply, info, list, stats, version)\n"
+"  -j, --json     JSON output (apply, info, list, stats, status, version)\n"
 "  -p, --pretty   indented JSON (implies --json)\n"
 "  -d, --debug    libbpf's and the verifier's messages on stderr\n"
 "  -V, --version  the version command\n"
@@ -37,6 +37,8 @@ static const char usage[] =
 "                          verifies it (--offline: without root or kernel),\n"
 "                          --follow keeps it so as cgroups come and go (the\n"
 "                          service); apply --unload detaches what it loaded\n"
+"  status [--json]         what apply keeps and what is attached now, with\n"
+"                          owner, object, knobs and apply's last word\n"
 "  list [--json | -j]      attached policies, their cgroups and ids\n"
 "  info [--json] [FILE.bpf.o | POLICY]...\n"
 "                          what a policy does: its hooks and knobs, from the\n"
@@ -62,6 +64,7 @@ static const struct {
 	{ "apply", cmd_apply, true },
 	{ "list", cmd_list, true },
 	{ "info", cmd_info, true },
+	{ "status", cmd_status, true },
 	{ "stats", cmd_stats, true },
 	{ "collapse", cmd_collapse, false },
 	{ "ab", cmd_ab, false },
@@ -208,7 +211,7 @@ int main(int argc, char **argv)
 		if (!json)
 			return commands[i].fn(n, argv + arg);
 		if (!commands[i].json) {
-			fail("'%s' has no JSON output (-j is for apply, info, list, stats "
+			fail("'%s' has no JSON output (-j is for apply, info, list, stats, status "
 			     "and version)", commands[i].name);
 			return 2;
 		}

@@ -22,6 +22,10 @@
 #define ROOT_CGROUP_ID		1
 /* collapsectl apply's account of the policies it keeps: see cmd_apply.c */
 #define EXPECTED_FILE		"/run/collapse_ext/expected"
+/* ... and of its last pass, line by line: see write_status() there */
+#define STATUS_FILE		"/run/collapse_ext/status"
+/* what apply loaded, one file per policy (link, object, hash, cgroup) */
+#define APPLIED_DIR		"/run/collapse_ext/applied"
 #define MAX_POLICIES		64
 #define MAX_STATS		96
 
@@ -54,6 +58,8 @@ int check_args(int argc, char **argv, int nargs, const char *usage);
  * run @stop and return its status.
  */
 int apply_follow(int (*pass)(void), int (*stop)(void), double interval);
+/* sd_notify(3) of @msg ("READY=1", "STATUS=...") when systemd asks for it */
+void sd_notify_msg(const char *msg);
 /* cmd_apply.c: what apply_follow() watches besides the slices */
 void follow_watch_listed(int ifd, uint32_t mask);
 /* cmd_apply.c: has a pending line's cgroup appeared since the pass? */
@@ -266,6 +272,7 @@ int cmd_swap(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_collapse(int argc, char **argv);
 int cmd_ab(int argc, char **argv);

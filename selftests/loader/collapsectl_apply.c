@@ -341,6 +341,52 @@ TEST_F(apply, strict_refuses_a_missing_cgroup)
 	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --follow --strict " CONF));
 }
 
+/*
+ * status: per line of apply's last pass its state and last word, whether
+ * it is attached now and where, its object and knobs, its owner; a policy
+ * loaded by hand too. As nobody, what the links would say is unknown,
+ * never "not attached".
+ */
+TEST_F(apply, status_is_one_view)
+{
+	write_conf("web frugal ce-web.slice\n"
+		   "b priority /ce_b share_pct=10\n"
+		   "d passthrough /ce_no/such\n"
+		   "x /bin/busybox /ce_c\n");
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF
+			     "passthrough.bpf.o --name manual --cgroup /sys/fs/cgroup/ce_c"));
+	EXPECT_EQ(3, run_cmd(out, sizeof(out), "collapsectl apply " CONF)) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl status"));
+	EXPECT_NE(NULL, strstr(out, "apply: " CONF ", last pass ")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "web: attached (apply: attached, line 1), owner apply\n"
+			       "  cgroup /ce.slice/ce-web.slice, link "));
+	EXPECT_NE(NULL, strstr(out, "  object " BPF "frugal.bpf.o, knobs -\n"
+			       "  last: loaded "));
+	EXPECT_NE(NULL, strstr(out, "b: attached (apply: attached, line 2), owner apply"));
+	EXPECT_NE(NULL, strstr(out, "knobs share_pct=10"));
+	EXPECT_NE(NULL, strstr(out, "d: not attached (apply: pending, line 3), owner apply\n"
+			       "  cgroup /sys/fs/cgroup/ce_no/such\n"));
+	EXPECT_NE(NULL, strstr(out, "  last: pending: cgroup /sys/fs/cgroup/ce_no/such"));
+	EXPECT_NE(NULL, strstr(out, "x: not attached (apply: failed, line 4)"));
+	EXPECT_NE(NULL, strstr(out, "  last: x: not loaded (above)")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "manual: attached, owner hand\n  cgroup /ce_c, link "));
+	/* as nobody: apply's record, but the links are unknown */
+	EXPECT_EQ(0, run_cmd_as(65534, out, sizeof(out), "collapsectl status"));
+	EXPECT_NE(NULL, strstr(out, "attached now: unknown (")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "web: attached: unknown (apply: attached, line 1)"));
+	EXPECT_EQ(NULL, strstr(out, "not attached")) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl -j status"));
+	EXPECT_NE(NULL, strstr(out, "\"links_readable\":true")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "{\"name\":\"d\",\"owner\":\"apply\",\"expected\":"
+			       "\"pending\",\"line\":3,\"attached\":false,"));
+	EXPECT_NE(NULL, strstr(out, "{\"name\":\"manual\",\"owner\":\"hand\","
+			       "\"expected\":null,\"line\":null,\"attached\":true,"));
+	/* --unload leaves no record behind */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl status"));
+	EXPECT_NE(NULL, strstr(out, "apply: no pass recorded")) TH_LOG("%s", out);
+}
+
 /* One apply at a time: a second waits for the first's lock, saying so. */
 TEST_F(apply, one_apply_at_a_time)
 {
