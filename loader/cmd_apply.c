@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <getopt.h>
 #include <limits.h>
+#include <glob.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,9 @@ static const char apply_usage[] =
 "FILE no longer lists is detached.\n"
 "A policy loaded by hand (collapsectl load) is never changed by it: a\n"
 "line naming one is reported and skipped.\n"
+"Then the lines of FILE's drop-ins: the *.conf files of FILE without\n"
+"\".conf\" plus \".d\" (/etc/collapse_ext/policies.d/), in name order, as if\n"
+"they followed FILE's (a relative OBJECT is found next to its own file).\n"
 "Every bad line is reported as FILE:LINE: and skipped; the others apply.\n"
 "A line whose cgroup does not exist (a unit not started yet, a service\n"
 "restarting) is pending: a warning, not a failure; the policy is attached\n"
@@ -146,12 +150,34 @@ static struct entry ents[MAX_LINES];
 static int nr_ents;
 static const char *conf;
 /*
- * --follow reads FILE once (and again on SIGHUP, as a new process): a
- * cgroup event applies the file that was checked, never one an editor is
- * halfway through writing.
+ * FILE, then its drop-ins (the *.conf files of the directory named as FILE
+ * without ".conf", plus ".d", in name order), read whole before a pass. --follow reads them once (and again
+ * on SIGHUP, as a new process): a cgroup event applies the files that
+ * were checked, never one an editor is halfway through writing.
  */
-static char *conf_text;
-static size_t conf_len;
+#define MAX_SOURCES	64
+#define MAX_CONF	(1 << 20)
+static struct source {
+	char path[PATH_MAX];
+	char *text;
+	size_t len;
+} sources[MAX_SOURCES];
+static int nr_sources;
+
+/*
+ * An entry's line, across sources: the source's index above the line
+ * number, so that a drop-in's line 3 is not FILE's
+ */
+#define LINE_ID(src, n)		((src) << 20 | (n))
+#define LINE_SRC(id)		((id) >> 20)
+#define LINE_NR(id)		((id) & ((1 << 20) - 1))
+
+/* "FILE:N", the path of the source of line @id and its number */
+static const char *where(int id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s:%d", sources[LINE_SRC(id)].path, LINE_NR(id));
+	return buf;
+}
 static int errors, nr_applied, nr_changed, nr_pending;
 static bool follow;		/* --follow */
 static bool offline;		/* --check --offline: no kernel, no cgroups */
@@ -171,8 +197,11 @@ static void event(const char *name, int line, const char *action,
 	jsonw_start_object(jw);
 	if (name)
 		json_string_field(jw, "policy", name);
-	if (line)
-		jsonw_int_field(jw, "line", line);
+	if (line) {
+		jsonw_int_field(jw, "line", LINE_NR(line));
+		if (LINE_SRC(line))
+			json_string_field(jw, "file", sources[LINE_SRC(line)].path);
+	}
 	if (action)
 		jsonw_string_field(jw, "action", action);
 	if (level)
@@ -221,13 +250,14 @@ static void line_error(int line, const char *fmt, ...)
 
 static void line_error(int line, const char *fmt, ...)
 {
-	char msg[PATH_MAX * 2 + 256];
+	char msg[PATH_MAX * 2 + 256], at[PATH_MAX + 16];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s%s:%d: %s\n", journal_prio(LOG_ERR), conf, line, msg);
+	fprintf(stderr, "%s%s: %s\n", journal_prio(LOG_ERR),
+		where(line, at, sizeof(at)), msg);
 	if (jw)
 		event(NULL, line, NULL, "error", msg);
 	errors++;
@@ -260,12 +290,15 @@ static int hash_file(const char *path, uint64_t *hash)
 	return 0;
 }
 
-/* @out (PATH_MAX bytes): OBJECT as a canonical path, relative to FILE's */
-static int resolve_object(const char *spec, char *out)
+/*
+ * @out (PATH_MAX bytes): OBJECT as a canonical path, relative to the
+ * directory of the file of line @id
+ */
+static int resolve_object(const char *spec, int id, char *out)
 {
 	char dir[PATH_MAX];
 
-	snprintf(dir, sizeof(dir), "%s", conf);
+	snprintf(dir, sizeof(dir), "%s", sources[LINE_SRC(id)].path);
 	return policy_find(spec, dirname(dir), out);
 }
 
@@ -450,7 +483,7 @@ static void parse_line(struct entry *e, char *text)
 		return;
 	}
 	snprintf(e->name, sizeof(e->name), "%s", tok[0]);
-	err = resolve_object(tok[1], obj);
+	err = resolve_object(tok[1], e->line, obj);
 	if (err) {
 		line_error(e->line, "%s: object '%s' not found (%s)", e->name,
 			   tok[1], strerror(-err));
@@ -511,58 +544,117 @@ static void parse_line(struct entry *e, char *text)
 	e->ok = true;
 }
 
+/* Read FILE and its drop-ins into sources[]: 0 or -errno (FILE's) */
+static int load_sources(void)
+{
+	char pattern[PATH_MAX];
+	size_t n = strlen(conf);
+	glob_t g = {};
+	int i, err = 0;
+
+	for (i = 0; i < nr_sources; i++)
+		free(sources[i].text);
+	nr_sources = 0;
+	snprintf(pattern, sizeof(pattern), "%.*s.d/*.conf",
+		 (int)(n > 5 && !strcmp(conf + n - 5, ".conf") ? n - 5 : n), conf);
+	glob(pattern, 0, NULL, &g);	/* sorted; none is fine */
+	for (i = -1; i < (int)g.gl_pathc && nr_sources < MAX_SOURCES; i++) {
+		struct source *src = &sources[nr_sources];
+		FILE *f = fopen(i < 0 ? conf : g.gl_pathv[i], "r");
+
+		if (!f) {
+			if (i < 0) {
+				err = -errno;
+				break;
+			}
+			fail("%s: %s: skipped", g.gl_pathv[i], strerror(errno));
+			errors++;
+			continue;
+		}
+		snprintf(src->path, sizeof(src->path), "%s", i < 0 ? conf : g.gl_pathv[i]);
+		src->text = malloc(MAX_CONF);
+		src->len = src->text ? fread(src->text, 1, MAX_CONF - 1, f) : 0;
+		fclose(f);
+		if (!src->text || src->len == MAX_CONF - 1) {
+			fail("%s: %s", src->path, src->text ? "larger than 1 MiB" :
+			     strerror(ENOMEM));
+			free(src->text);
+			if (i < 0) {
+				err = -EFBIG;
+				break;
+			}
+			errors++;
+			continue;
+		}
+		if (!src->len)		/* fmemopen() wants a size */
+			src->text[src->len++] = '\n';
+		nr_sources++;
+	}
+	if (!err && g.gl_pathc >= MAX_SOURCES)
+		fail("more than %d drop-ins: the rest are ignored", MAX_SOURCES - 1);
+	globfree(&g);
+	return err;
+}
+
 static int read_conf(struct entry *ents, int max, int *nlisted,
 		     char listed[][32])
 {
-	char text[PATH_MAX * 2 + 64];
-	int n = 0, line = 0, i;
-	FILE *f = conf_text ? fmemopen(conf_text, conf_len, "r") : fopen(conf, "r");
+	char text[PATH_MAX * 2 + 64], at[PATH_MAX + 16];
+	int n = 0, line, i, src;
 
-	if (!f)
-		return -errno;
 	*nlisted = 0;
-	while (fgets(text, sizeof(text), f)) {
-		char first[64];
-		int c;
+	for (src = 0; src < nr_sources; src++) {
+		FILE *f = fmemopen(sources[src].text, sources[src].len, "r");
 
-		line++;
-		if (!strchr(text, '\n') && !feof(f)) {
-			while ((c = getc(f)) != EOF && c != '\n')
-				;
-			line_error(line, "line too long (more than %zu bytes)",
-				   sizeof(text) - 2);
-			continue;
-		}
-		text[strcspn(text, "#\n")] = 0;
-		if (sscanf(text, "%63s", first) != 1)
-			continue;
-		if (n == max) {
-			line_error(line, "more than %d policies: ignored", max);
-			continue;
-		}
-		/* Listed, even on a bad line: an earlier one is kept. */
-		if (*nlisted < max)
-			snprintf(listed[(*nlisted)++], 32, "%.31s", first);
-		ents[n].line = line;
-		parse_line(&ents[n], text);
-		for (i = 0; (ents[n].ok || ents[n].pending) && i < n; i++) {
-			if (!ents[i].ok && !ents[i].pending)
+		if (!f)
+			return -errno;
+		line = LINE_ID(src, 0);
+		while (fgets(text, sizeof(text), f)) {
+			char first[64];
+			int c;
+
+			line++;
+			if (!strchr(text, '\n') && !feof(f)) {
+				while ((c = getc(f)) != EOF && c != '\n')
+					;
+				line_error(line, "line too long (more than %zu bytes)",
+					   sizeof(text) - 2);
 				continue;
-			if (!strcmp(ents[i].name, ents[n].name)) {
-				line_error(line, "%s: already listed on line %d",
-					   ents[n].name, ents[i].line);
-				ents[n].ok = ents[n].pending = false;
-			} else if (ents[n].ok && ents[i].ok && ents[i].cgid == ents[n].cgid) {
-				line_error(line, "%s: cgroup %s already has %s "
-					   "(line %d): one policy per cgroup",
-					   ents[n].name, ents[n].cgroup,
-					   ents[i].name, ents[i].line);
-				ents[n].ok = false;
 			}
+			text[strcspn(text, "#\n")] = 0;
+			if (sscanf(text, "%63s", first) != 1)
+				continue;
+			if (n == max) {
+				line_error(line, "more than %d policies: ignored", max);
+				continue;
+			}
+			/* Listed, even on a bad line: an earlier one is kept. */
+			if (*nlisted < max)
+				snprintf(listed[(*nlisted)++], 32, "%.31s", first);
+			ents[n].line = line;
+			parse_line(&ents[n], text);
+			for (i = 0; (ents[n].ok || ents[n].pending) && i < n; i++) {
+				if (!ents[i].ok && !ents[i].pending)
+					continue;
+				if (!strcmp(ents[i].name, ents[n].name)) {
+					line_error(line, "%s: already listed at %s",
+						   ents[n].name,
+						   where(ents[i].line, at, sizeof(at)));
+					ents[n].ok = ents[n].pending = false;
+				} else if (ents[n].ok && ents[i].ok &&
+					   ents[i].cgid == ents[n].cgid) {
+					line_error(line, "%s: cgroup %s already has %s "
+						   "(%s): one policy per cgroup",
+						   ents[n].name, ents[n].cgroup,
+						   ents[i].name,
+						   where(ents[i].line, at, sizeof(at)));
+					ents[n].ok = false;
+				}
+			}
+			n++;
 		}
-		n++;
+		fclose(f);
 	}
-	fclose(f);
 	return n;
 }
 
@@ -677,6 +769,7 @@ static void check_entry_offline(const struct entry *e)
  */
 static void pending_entry(const struct entry *e)
 {
+	char at[PATH_MAX + 16];
 	struct state st;
 
 	nr_pending++;
@@ -701,14 +794,17 @@ static void pending_entry(const struct entry *e)
 	} else if (quiet) {
 		return;
 	}
-	fprintf(stderr, "%s%s:%d: %s: pending: %s; attached when it appears%s\n",
-		journal_prio(LOG_WARNING), conf, e->line, e->name, e->note,
+	fprintf(stderr, "%s%s: %s: pending: %s; attached when it appears%s\n",
+		journal_prio(LOG_WARNING), where(e->line, at, sizeof(at)),
+		e->name, e->note,
 		follow ? "" : " and apply runs again (collapsectl apply --follow "
 		"does that)");
 	if (jw) {
 		jsonw_start_object(jw);
 		json_string_field(jw, "policy", e->name);
-		jsonw_int_field(jw, "line", e->line);
+		jsonw_int_field(jw, "line", LINE_NR(e->line));
+		if (LINE_SRC(e->line))
+			json_string_field(jw, "file", sources[LINE_SRC(e->line)].path);
 		jsonw_string_field(jw, "action", "pending");
 		jsonw_string_field(jw, "level", "warning");
 		json_string_field(jw, "message", e->note);
@@ -896,7 +992,7 @@ static void write_status(const struct entry *ents, int n)
 			snprintf(msg, sizeof(msg), "pending: %s", e->note);
 		else
 			snprintf(msg, sizeof(msg), "%s", attached ? "unchanged" : "-");
-		fprintf(f, "line\t%d\t%s\t%s\t", e->line, e->name,
+		fprintf(f, "line\t%d\t%s\t%s\t", LINE_NR(e->line), e->name,
 			e->pending ? "pending" : attached ? "attached" : "failed");
 		if (e->pending)
 			nr_pending_now++;
@@ -907,7 +1003,8 @@ static void write_status(const struct entry *ents, int n)
 		status_field(f, e->cgroup[0] ? e->cgroup : "-", false);
 		status_field(f, e->object[0] ? e->object : "-", false);
 		status_field(f, knobs, false);
-		status_field(f, msg, true);
+		status_field(f, msg, false);
+		status_field(f, sources[LINE_SRC(e->line)].path, true);
 	}
 	if (fclose(f) || rename(STATUS_FILE "~", STATUS_FILE))
 		unlink(STATUS_FILE "~");
@@ -993,6 +1090,11 @@ static int apply_pass(bool check, bool detailed)
 	errors = nr_applied = nr_changed = nr_pending = 0;
 	memset(ents, 0, sizeof(ents));
 	napplied = applied_names(applied, MAX_LINES);
+	if (!follow) {
+		n = load_sources();
+		if (n < 0)
+			return fail("%s: %s", conf, strerror(-n));
+	}
 	n = read_conf(ents, MAX_LINES, &nlisted, listed);
 	if (n < 0)
 		return fail("%s: %s", conf, strerror(-n));
@@ -1091,7 +1193,6 @@ int cmd_apply(int argc, char **argv)
 	bool unload = false, check = false, detailed = false, has_interval = false;
 	bool json = false;
 	double interval = FOLLOW_INTERVAL_S;
-	FILE *f;
 
 	while ((c = getopt_long(argc, argv, "ucjh", opts, NULL)) != -1) {
 		switch (c) {
@@ -1127,19 +1228,9 @@ int cmd_apply(int argc, char **argv)
 	if (!unload)
 		conf = argv[optind];
 	if (follow) {
-		f = fopen(conf, "r");
-		conf_len = 0;
-		if (f) {
-			conf_text = malloc(1 << 20);
-			conf_len = conf_text ? fread(conf_text, 1, (1 << 20) - 1, f) : 0;
-			fclose(f);
-		}
-		if (!f || !conf_text)
-			return fail("%s: %s", conf, strerror(f ? ENOMEM : errno));
-		if (conf_len == (1 << 20) - 1)
-			return fail("%s: larger than 1 MiB", conf);
-		if (!conf_len)		/* fmemopen() wants a size */
-			conf_text[conf_len++] = '\n';
+		rc = load_sources();
+		if (rc)
+			return rc == -EFBIG ? 1 : fail("%s: %s", conf, strerror(-rc));
 		return apply_follow(follow_pass, unload_all, interval);
 	}
 	fd = check ? 0 : apply_lock();

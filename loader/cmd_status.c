@@ -30,13 +30,14 @@ static const char status_usage[] =
 "  --json   one object: apply {file, pass_time (seconds since the epoch),\n"
 "           age_s} or null, links_readable, policies [{name, owner,\n"
 "           expected (apply's state or null), attached (true, false or\n"
-"           null: unknown), line, cgroup, link_id, object, knobs,\n"
-"           message}]\n";
+"           null: unknown), line (and file, for a drop-in's), cgroup,\n"
+"           link_id, object, knobs, message}]\n";
 
 #define MAX_LINES	256
 
 struct line {
 	int nr;
+	char file[PATH_MAX];	/* FILE or the drop-in of the line */
 	char name[32], state[16];
 	char cgroup[PATH_MAX], object[PATH_MAX];
 	char knobs[512], message[512];
@@ -63,19 +64,19 @@ static int fields(char *s, char **f, int max)
 /* apply's last pass: its lines; -1 when there is no STATUS_FILE */
 static int read_status(char *file, size_t flen, long long *when)
 {
-	char buf[PATH_MAX * 3], *f[8];
+	char buf[PATH_MAX * 4], *f[9];
 	FILE *fp = fopen(STATUS_FILE, "r");
 	int n = 0;
 
 	if (!fp)
 		return -1;
 	while (fgets(buf, sizeof(buf), fp)) {
-		int nf = fields(buf, f, 8);
+		int nf = fields(buf, f, 9);
 
 		if (nf == 3 && !strcmp(f[0], "pass")) {
 			*when = atoll(f[1]);
 			snprintf(file, flen, "%s", f[2]);
-		} else if (nf == 8 && !strcmp(f[0], "line") && n < MAX_LINES) {
+		} else if (nf == 9 && !strcmp(f[0], "line") && n < MAX_LINES) {
 			struct line *l = &lines[n++];
 
 			l->nr = atoi(f[1]);
@@ -85,6 +86,7 @@ static int read_status(char *file, size_t flen, long long *when)
 			snprintf(l->object, sizeof(l->object), "%s", f[5]);
 			snprintf(l->knobs, sizeof(l->knobs), "%s", f[6]);
 			snprintf(l->message, sizeof(l->message), "%s", f[7]);
+			snprintf(l->file, sizeof(l->file), "%s", f[8]);
 		}
 	}
 	fclose(fp);
@@ -123,6 +125,7 @@ static const struct policy_snap *snap_of(const struct policy_snap *s, int n,
 struct view {
 	const char *name, *owner, *expected, *cgroup, *object, *knobs, *message;
 	int line;		/* of apply's file; 0: none */
+	const char *file;	/* the file of the line, NULL: apply's FILE */
 	int attached;		/* 1, 0, -1: unknown */
 	long long link_id;	/* 0: none */
 };
@@ -132,7 +135,8 @@ static void print_view(const struct view *v)
 	printf("%s: %s", v->name, v->attached < 0 ? "attached: unknown" :
 	       v->attached ? "attached" : "not attached");
 	if (v->expected)
-		printf(" (apply: %s, line %d)", v->expected, v->line);
+		printf(" (apply: %s, line %d%s%s)", v->expected, v->line,
+		       v->file ? " of " : "", v->file ?: "");
 	printf(", owner %s\n", v->owner);
 	printf("  cgroup %s", v->cgroup);
 	if (v->link_id)
@@ -150,6 +154,8 @@ static void json_view(json_writer_t *jw, const struct view *v)
 	if (v->expected) {
 		json_string_field(jw, "expected", v->expected);
 		jsonw_int_field(jw, "line", v->line);
+		if (v->file)
+			json_string_field(jw, "file", v->file);
 	} else {
 		jsonw_null_field(jw, "expected");
 		jsonw_null_field(jw, "line");
@@ -233,6 +239,7 @@ int cmd_status(int argc, char **argv)
 		const struct policy_snap *sp = snap_of(snaps, nsnap, l->name);
 		struct view v = {
 			.name = l->name, .expected = l->state, .line = l->nr,
+			.file = strcmp(l->file, file) ? l->file : NULL,
 			.owner = owner(l->name, true, sp && sp->pinned, readable),
 			.attached = readable ? !!sp : -1,
 			.cgroup = sp ? sp->cgroup : l->cgroup,

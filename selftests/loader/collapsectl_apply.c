@@ -30,6 +30,7 @@
 
 #define BPF		"/usr/share/collapse_ext/bpf/"
 #define CONF		"/tmp/ce_policies.conf"
+#define DROPINS		"/tmp/ce_policies.d"	/* CONF's drop-ins */
 /* systemd's layout of the slice ce-web.slice */
 #define SLICE		"ce.slice/ce-web.slice"
 
@@ -93,6 +94,7 @@ FIXTURE_TEARDOWN(apply)
 	cg_remove("ce_b");
 	cg_remove("ce_c");
 	unlink(CONF);
+	run_cmd(out, sizeof(out), "rm -rf " DROPINS);
 }
 
 TEST_F(apply, loads_good_lines_reports_bad_ones)
@@ -116,7 +118,7 @@ TEST_F(apply, loads_good_lines_reports_bad_ones)
 	EXPECT_NE(NULL, strstr(out, CONF ":7: c: object 'nosuch_policy' not found"));
 	/* a cgroup that does not exist is pending: a warning, not an error */
 	EXPECT_NE(NULL, strstr(out, CONF ":8: d: pending: cgroup /sys/fs/cgroup/no/such/cgroup"));
-	EXPECT_NE(NULL, strstr(out, CONF ":9: b: already listed on line 4"));
+	EXPECT_NE(NULL, strstr(out, CONF ":9: b: already listed at " CONF ":4"));
 	EXPECT_NE(NULL, strstr(out, CONF ":10: e: cgroup /sys/fs/cgroup/ce_b already has b"));
 	EXPECT_NE(NULL, strstr(out, CONF ":11: f: not loaded"));
 	EXPECT_NE(NULL, strstr(out, "not a BPF object file"));
@@ -385,6 +387,43 @@ TEST_F(apply, status_is_one_view)
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload"));
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl status"));
 	EXPECT_NE(NULL, strstr(out, "apply: no pass recorded")) TH_LOG("%s", out);
+}
+
+/*
+ * Drop-ins: FILE's lines, then those of each *.conf of FILE's name without
+ * ".conf" plus ".d", in name order, as one list. A drop-in's relative
+ * object is found next to it, its errors carry its own path and line, a
+ * name listed in two files is refused, files of other names are ignored;
+ * status says which file a line is in.
+ */
+TEST_F(apply, drop_ins_add_lines)
+{
+	write_conf("web frugal ce-web.slice\n");
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "mkdir -p " DROPINS " && cp " BPF
+			     "passthrough.bpf.o " DROPINS "/mine.bpf.o"));
+	write_text(DROPINS "/20-b.conf", "b mine.bpf.o /ce_b\n");
+	write_text(DROPINS "/10-c.conf", "c eager /ce_c\nweb eager /ce_c\n");
+	write_text(DROPINS "/30-x.conf.orig", "x frugal /ce_x\n");
+	EXPECT_EQ(3, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_NE(NULL, strstr(out, "web: loaded")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "c: loaded " BPF "eager.bpf.o on /sys/fs/cgroup/ce_c"));
+	EXPECT_NE(NULL, strstr(out, "b: loaded " DROPINS "/mine.bpf.o on /sys/fs/cgroup/ce_b"));
+	EXPECT_NE(NULL, strstr(out, DROPINS "/10-c.conf:2: web: already listed at "
+			       CONF ":1"));
+	EXPECT_EQ(NULL, strstr(out, "x:"));
+	EXPECT_EQ(self->web, policy_cgroup("web"));
+	EXPECT_EQ(self->b, policy_cgroup("b"));
+	EXPECT_EQ(self->c, policy_cgroup("c"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl status"));
+	EXPECT_NE(NULL, strstr(out, "c: attached (apply: attached, line 1 of "
+			       DROPINS "/10-c.conf)")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "web: attached (apply: attached, line 1), "));
+	/* a drop-in removed: its policy goes with it */
+	unlink(DROPINS "/20-b.conf");
+	EXPECT_EQ(3, run_cmd(out, sizeof(out), "collapsectl apply " CONF));
+	EXPECT_NE(NULL, strstr(out, "b: detached")) TH_LOG("%s", out);
+	EXPECT_EQ(0, policy_cgroup("b"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload"));
 }
 
 /* One apply at a time: a second waits for the first's lock, saying so. */
