@@ -36,7 +36,7 @@
 
 static const char apply_usage[] =
 "Usage: collapsectl apply [--json] [--detailed-exitcode] [--strict] FILE\n"
-"       collapsectl apply --follow [--interval TIME] FILE\n"
+"       collapsectl apply --follow [--interval TIME] [--reread] FILE\n"
 "       collapsectl apply [--json] --check [--strict | --offline] FILE\n"
 "       collapsectl apply [--json] --unload\n"
 "\n"
@@ -80,6 +80,10 @@ static const char apply_usage[] =
 "             again, the binary now installed, which applies FILE as read\n"
 "             then (the service's reload); SIGTERM, SIGINT: detach every\n"
 "             policy apply loaded and exit (the service's stop)\n"
+"  --reread   with --follow, read each object again on every pass, so that\n"
+"             a .bpf.o replaced on disk goes live within --interval; by\n"
+"             default --follow reads each object once, and a new one goes\n"
+"             live on reload (SIGHUP: systemctl reload collapse-ext)\n"
 "  --interval TIME\n"
 "             with --follow, apply at least this often (default 60s;\n"
 "             1s to 24h, e.g. 30, 5m)\n"
@@ -182,6 +186,7 @@ static int errors, nr_applied, nr_changed, nr_pending;
 static bool follow;		/* --follow */
 static bool offline;		/* --check --offline: no kernel, no cgroups */
 static bool strict;		/* --strict: no pending line */
+static bool reread;		/* --follow --reread: objects read every pass */
 static bool quiet;		/* --follow after its first pass: changes only */
 
 /*
@@ -490,7 +495,8 @@ static void parse_line(struct entry *e, char *text)
 		return;
 	}
 	snprintf(e->object, sizeof(e->object), "%s", obj);
-	if (hash_file(e->object, &e->hash)) {
+	if (follow && !reread ? policy_object_snapshot(e->object, &e->hash) :
+	    hash_file(e->object, &e->hash)) {
 		line_error(e->line, "%s: cannot read %s", e->name, e->object);
 		return;
 	}
@@ -1181,6 +1187,7 @@ int cmd_apply(int argc, char **argv)
 		{ "check", no_argument, NULL, 'c' },
 		{ "offline", no_argument, NULL, 'o' },
 		{ "strict", no_argument, NULL, 's' },
+		{ "reread", no_argument, NULL, 'r' },
 		{ "detailed-exitcode", no_argument, NULL, 'x' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -1201,6 +1208,7 @@ int cmd_apply(int argc, char **argv)
 		case 'c': check = true; break;
 		case 'o': offline = true; break;
 		case 's': strict = true; break;
+		case 'r': reread = true; break;
 		case 'x': detailed = true; break;
 		case 'f': follow = true; break;
 		case 'i':
@@ -1219,7 +1227,8 @@ int cmd_apply(int argc, char **argv)
 	if (argc - optind != (unload ? 0 : 1) ||
 	    unload + check + detailed + follow > 1 ||
 	    (has_interval && !follow) || (json && follow) ||
-	    (offline && (!check || strict)) || (strict && (unload || follow))) {
+	    (offline && (!check || strict)) || (strict && (unload || follow)) ||
+	    (reread && !follow)) {
 		fputs(apply_usage, stderr);
 		return 2;
 	}

@@ -224,6 +224,13 @@ extern uint32_t policy_link_flags;
  * /usr/share/collapse_ext/bpf, the QEMU guest's). 0 or -errno.
  */
 int policy_find(const char *spec, const char *dir, char *out);
+/*
+ * Read the object at @path once, keep it, and give its FNV-1a hash: from
+ * then on this process opens the policy from the content kept, whatever
+ * is at the path (apply --follow, until a reload runs it anew). 0 or
+ * -errno.
+ */
+int policy_object_snapshot(const char *path, uint64_t *hash);
 /* policy_find() of a command's FILE argument: 0, or 1 with the reason said */
 int policy_object_arg(const char *spec, char *out);
 /*

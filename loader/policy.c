@@ -149,19 +149,93 @@ int policy_object_arg(const char *spec, char *out)
 		    spec);
 }
 
+/*
+ * Objects read once and kept (apply --follow): a policy is loaded from
+ * the content read when the configuration was (re)loaded, not from
+ * whatever is at its path by the time it is attached or swapped.
+ */
+#define MAX_SNAPSHOTS	MAX_POLICIES
+static struct {
+	char path[PATH_MAX];
+	char *buf;
+	size_t len;
+	uint64_t hash;
+} snapshots[MAX_SNAPSHOTS];
+static int nr_snapshots;
+
+static int find_snapshot(const char *path)
+{
+	for (int i = 0; i < nr_snapshots; i++)
+		if (!strcmp(snapshots[i].path, path))
+			return i;
+	return -1;
+}
+
+int policy_object_snapshot(const char *path, uint64_t *hash)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	int i = find_snapshot(path), fd;
+	struct stat st;
+	char *buf;
+	ssize_t got;
+	size_t n;
+
+	if (i >= 0) {
+		*hash = snapshots[i].hash;
+		return 0;
+	}
+	if (nr_snapshots == MAX_SNAPSHOTS)
+		return -ENOSPC;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_size <= 0 || st.st_size > (64 << 20)) {
+		close(fd);
+		return -EFBIG;
+	}
+	buf = malloc(st.st_size);
+	for (n = 0; buf && n < (size_t)st.st_size; n += got) {
+		got = read(fd, buf + n, st.st_size - n);
+		if (got <= 0)
+			break;
+	}
+	close(fd);
+	if (!buf || n != (size_t)st.st_size) {
+		free(buf);
+		return buf ? -EIO : -ENOMEM;
+	}
+	for (size_t j = 0; j < n; j++)
+		h = (h ^ (unsigned char)buf[j]) * 0x100000001b3ULL;
+	i = nr_snapshots++;
+	snprintf(snapshots[i].path, sizeof(snapshots[i].path), "%s", path);
+	snapshots[i].buf = buf;
+	snapshots[i].len = n;
+	snapshots[i].hash = *hash = h;
+	return 0;
+}
+
 int policy_open(struct policy_obj *po, const char *file, const char *name,
 		const struct knobs *knobs)
 {
 	char msg[128];
-	int err, nr_maps;
+	int err, nr_maps, i;
 
 	memset(po, 0, sizeof(*po));
-	if (check_bpf_elf(file))
+	i = find_snapshot(file);
+	/* a snapshot is opened as kept: libbpf judges it */
+	if (i < 0 && check_bpf_elf(file))
 		return 1;
 	bpf_log_len = 0;
 	bpf_log[0] = 0;
 	libbpf_set_print(log_print);
-	po->obj = bpf_object__open_file(file, NULL);
+	if (i >= 0) {
+		LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = file);
+
+		po->obj = bpf_object__open_mem(snapshots[i].buf, snapshots[i].len,
+					       &opts);
+	} else {
+		po->obj = bpf_object__open_file(file, NULL);
+	}
 	if (!po->obj) {
 		libbpf_strerror(errno, msg, sizeof(msg));
 		print_log_tail(5);

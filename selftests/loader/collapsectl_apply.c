@@ -583,7 +583,7 @@ TEST_F(apply, pending_until_the_cgroup_appears)
 #define LOG		"/tmp/ce_follow.log"
 static pid_t follower;
 
-static pid_t follow_start(void)
+static pid_t follow_start_opt(const char *opt)
 {
 	pid_t pid = fork();
 
@@ -597,13 +597,19 @@ static pid_t follow_start(void)
 		 * An hour: only the cgroup events can make it apply again.
 		 * -d, a global option, must survive SIGHUP's re-execution.
 		 */
-		execlp("collapsectl", "collapsectl", "-d", "apply", "--follow",
-		       "--interval", "1h", CONF, NULL);
+		if (opt)
+			execlp("collapsectl", "collapsectl", "-d", "apply", "--follow",
+			       "--interval", "1h", opt, CONF, NULL);
+		else
+			execlp("collapsectl", "collapsectl", "-d", "apply", "--follow",
+			       "--interval", "1h", CONF, NULL);
 		_exit(127);
 	}
 	follower = pid;
 	return pid;
 }
+
+#define follow_start()	follow_start_opt(NULL)
 
 /* a follower a failed assertion left running: never into the next test */
 static void follow_kill(void)
@@ -696,6 +702,48 @@ TEST_F_TIMEOUT(apply, follow_attaches_as_units_come_and_go, 120)
 	EXPECT_FALSE(policy_attached("c"));
 	EXPECT_TRUE(file_has(LOG, "svc: detached (apply --follow stopped)")) TH_LOG("%s", out);
 	cg_remove(SVC);
+	unlink(LOG);
+}
+
+/*
+ * An object replaced on disk while --follow runs goes live on reload
+ * (SIGHUP), not at the next pass: --follow holds what it read. With
+ * --reread, at the next pass. A pass is made by a cgroup that appears.
+ */
+TEST_F_TIMEOUT(apply, follow_object_replaced_goes_live_on_reload, 120)
+{
+	pid_t pid;
+	int i;
+
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "mkdir -p /tmp/ce_obj && cp " BPF
+			     "passthrough.bpf.o /tmp/ce_obj/p.bpf.o"));
+	write_conf("p /tmp/ce_obj/p.bpf.o /ce_b\n"
+		   "kid frugal /ce_b/kid\n");
+	for (i = 0; i < 2; i++) {
+		pid = follow_start_opt(i ? "--reread" : NULL);
+		ASSERT_LT(0, pid);
+		EXPECT_TRUE(WAIT_FOR(policy_cgroup("p") == self->b, 10));
+		EXPECT_TRUE(WAIT_FOR(file_has(EXPECTED, "kid pending"), 10));
+		/* replaced whole, as a package upgrade or a deploy does */
+		ASSERT_EQ(0, run_cmd(out, sizeof(out), "cp " BPF "%s.bpf.o "
+				     "/tmp/ce_obj/p.new && mv /tmp/ce_obj/p.new "
+				     "/tmp/ce_obj/p.bpf.o", i ? "passthrough" : "eager"));
+		ASSERT_EQ(0, cg_create("ce_b/kid", NULL));
+		EXPECT_TRUE(WAIT_FOR(policy_cgroup("kid") == cg_id("ce_b/kid"), 10));
+		if (!i) {
+			EXPECT_EQ(0, policy_stat("p", "swaps"));
+			EXPECT_FALSE(file_has(LOG, "p: swapped")) TH_LOG("%s", out);
+			ASSERT_EQ(0, kill(pid, SIGHUP));
+		}
+		EXPECT_TRUE(WAIT_FOR(file_has(LOG, "p: swapped to /tmp/ce_obj/p.bpf.o"), 10))
+			TH_LOG("%s", out);
+		EXPECT_EQ(1, policy_stat("p", "swaps"));
+		follow_kill();
+		ASSERT_EQ(0, cg_remove("ce_b/kid"));
+		unload_pinned_policies();
+	}
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --reread " CONF));
+	run_cmd(out, sizeof(out), "rm -rf /tmp/ce_obj");
 	unlink(LOG);
 }
 
