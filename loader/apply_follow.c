@@ -190,6 +190,8 @@ static void reexec(void)
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	const char *gone = " (deleted)";
+	struct timespec now;
+	char msg[64];
 
 	if (n <= 0)
 		return;
@@ -199,6 +201,11 @@ static void reexec(void)
 		self[n - strlen(gone)] = 0;
 	printf("apply --follow: SIGHUP: running %s again\n", self);
 	fflush(stdout);
+	/* READY=1 again after the new image's first pass */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%lld",
+		 (long long)now.tv_sec * 1000000LL + now.tv_nsec / 1000);
+	sd_notify_msg(msg);
 	if (ifd >= 0)
 		close(ifd);
 	ifd = -1;

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <glob.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ static const char apply_usage[] =
 "       collapsectl apply --follow [--interval TIME] [--reread] FILE\n"
 "       collapsectl apply [--json] --check [--strict | --offline] FILE\n"
 "       collapsectl apply [--json] --unload\n"
+"       collapsectl apply --reload PID\n"
 "\n"
 "Load the policies FILE lists, one per line:\n"
 "\n"
@@ -100,6 +102,10 @@ static const char apply_usage[] =
 "  --strict   a line whose cgroup does not exist (a unit not running, a\n"
 "             path not made) is an error, not pending\n"
 "  --unload   detach every policy apply loaded\n"
+"  --reload PID\n"
+"             make the apply --follow of process PID apply its file again,\n"
+"             read anew (SIGHUP), and return when that pass is done (the\n"
+"             service's ExecReload: systemctl reload returns then)\n"
 "  --detailed-exitcode\n"
 "             exit 4, not 0, when every line applied and something changed\n"
 "             (a policy loaded, swapped, moved or detached)\n"
@@ -967,6 +973,7 @@ static void write_status(const struct entry *ents, int n)
 {
 	char knobs[MAX_KNOBS * 130], msg[512];
 	FILE *f = fopen(STATUS_FILE "~", "w");
+	struct timespec mono;
 	int i, j, k;
 	size_t off;
 
@@ -974,7 +981,9 @@ static void write_status(const struct entry *ents, int n)
 	if (!f)
 		return;
 	fchmod(fileno(f), 0644);
-	fprintf(f, "pass\t%lld\t", (long long)time(NULL));
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	fprintf(f, "pass\t%lld\t%lld\t", (long long)time(NULL),
+		(long long)mono.tv_sec * 1000000000LL + mono.tv_nsec);
 	status_field(f, conf, true);
 	for (i = 0; i < n; i++) {
 		const struct entry *e = &ents[i];
@@ -1180,6 +1189,46 @@ static int unload_all(void)
 	return errors ? 3 : 0;
 }
 
+/* CLOCK_MONOTONIC ns of the last pass STATUS_FILE records, 0 if none */
+static long long last_pass_ns(void)
+{
+	FILE *f = fopen(STATUS_FILE, "r");
+	long long wall, mono = 0;
+
+	if (f) {
+		if (fscanf(f, "pass\t%lld\t%lld\t", &wall, &mono) != 2)
+			mono = 0;
+		fclose(f);
+	}
+	return mono;
+}
+
+/*
+ * --reload PID: make the apply --follow of @pid apply its file again, read
+ * anew (SIGHUP), and return once that pass is done: the service's
+ * ExecReload, so that `systemctl reload` returns with the file applied.
+ * It tells systemd RELOADING=1, then READY=1 after the pass.
+ */
+static int reload_follower(pid_t pid)
+{
+	long long before = last_pass_ns();
+	int i;
+
+	if (kill(pid, SIGHUP))
+		return fail("--reload: process %d: %s", pid, strerror(errno));
+	for (i = 0; i < 90 * 20; i++) {
+		usleep(50000);
+		if (last_pass_ns() > before) {
+			printf("apply --follow (process %d) applied its file again\n", pid);
+			return 0;
+		}
+		if (kill(pid, 0) && errno == ESRCH)
+			return fail("--reload: process %d is gone (its journal says "
+				    "why)", pid);
+	}
+	return fail("--reload: process %d did not finish a pass in 90 s", pid);
+}
+
 int cmd_apply(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1188,6 +1237,7 @@ int cmd_apply(int argc, char **argv)
 		{ "offline", no_argument, NULL, 'o' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "reread", no_argument, NULL, 'r' },
+		{ "reload", required_argument, NULL, 'R' },
 		{ "detailed-exitcode", no_argument, NULL, 'x' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -1200,6 +1250,7 @@ int cmd_apply(int argc, char **argv)
 	bool unload = false, check = false, detailed = false, has_interval = false;
 	bool json = false;
 	double interval = FOLLOW_INTERVAL_S;
+	pid_t reload_pid = 0;
 
 	while ((c = getopt_long(argc, argv, "ucjh", opts, NULL)) != -1) {
 		switch (c) {
@@ -1209,6 +1260,13 @@ int cmd_apply(int argc, char **argv)
 		case 'o': offline = true; break;
 		case 's': strict = true; break;
 		case 'r': reread = true; break;
+		case 'R':
+			if (parse_pid(optarg, &reload_pid)) {
+				fail("--reload takes the pid of an apply --follow (got "
+				     "'%s')", optarg);
+				return 2;
+			}
+			break;
 		case 'x': detailed = true; break;
 		case 'f': follow = true; break;
 		case 'i':
@@ -1223,6 +1281,14 @@ int cmd_apply(int argc, char **argv)
 		case 'h': fputs(apply_usage, stdout); return 0;
 		default: fputs(apply_usage, stderr); return 2;
 		}
+	}
+	if (reload_pid) {
+		if (argc != optind || unload || check || detailed || follow ||
+		    offline || strict || reread || json || has_interval) {
+			fputs(apply_usage, stderr);
+			return 2;
+		}
+		return reload_follower(reload_pid);
 	}
 	if (argc - optind != (unload ? 0 : 1) ||
 	    unload + check + detailed + follow > 1 ||

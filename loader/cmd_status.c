@@ -73,9 +73,9 @@ static int read_status(char *file, size_t flen, long long *when)
 	while (fgets(buf, sizeof(buf), fp)) {
 		int nf = fields(buf, f, 9);
 
-		if (nf == 3 && !strcmp(f[0], "pass")) {
+		if (nf == 4 && !strcmp(f[0], "pass")) {
 			*when = atoll(f[1]);
-			snprintf(file, flen, "%s", f[2]);
+			snprintf(file, flen, "%s", f[3]);
 		} else if (nf == 9 && !strcmp(f[0], "line") && n < MAX_LINES) {
 			struct line *l = &lines[n++];
 

@@ -747,6 +747,35 @@ TEST_F_TIMEOUT(apply, follow_object_replaced_goes_live_on_reload, 120)
 	unlink(LOG);
 }
 
+/*
+ * --reload PID, the service's ExecReload: SIGHUP to the follower, and
+ * back only once its pass has applied the file as it is now, so that
+ * `systemctl reload` returns with the new line attached.
+ */
+TEST_F_TIMEOUT(apply, reload_returns_when_applied, 60)
+{
+	pid_t pid;
+
+	write_conf("b passthrough /ce_b\n");
+	pid = follow_start();
+	ASSERT_LT(0, pid);
+	ASSERT_TRUE(WAIT_FOR(policy_cgroup("b") == self->b, 10));
+	write_conf_atomic("b passthrough /ce_b\n"
+			  "c frugal /ce_c\n");
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --reload %d", pid))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "applied its file again")) TH_LOG("%s", out);
+	/* no waiting here: the pass is done */
+	EXPECT_EQ(self->c, policy_cgroup("c"));
+	EXPECT_EQ(self->b, policy_cgroup("b"));
+	follow_kill();
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl apply --reload %d", pid));
+	EXPECT_NE(NULL, strstr(out, "--reload: process")) TH_LOG("%s", out);
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --reload x"));
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --reload 1 " CONF));
+	unlink(LOG);
+}
+
 /* --follow's usage: alone, one FILE, --interval only with it */
 TEST_F(apply, follow_usage)
 {
