@@ -13,7 +13,9 @@ $(COLLAPSECTL): $(LOADER_SRCS) $(wildcard loader/*.h) $(LIBBPF)/libbpf.a $(UAPI_
 	$(CC) $(USER_CFLAGS) $(LOADER_CFLAGS) $(LOADER_SRCS) $(LOADER_EXTRA_SRCS) \
 		-o $@ $(USER_LDFLAGS) $(LIBBPF_LIBS)
 
-$(GUEST)/usr/bin/collapsectl: $(COLLAPSECTL)
+# collapsectl(8) and every command's --help name the same options
+$(GUEST)/usr/bin/collapsectl: $(COLLAPSECTL) loader/man/collapsectl.8 loader/check-man.py
+	@loader/check-man.py $< loader/man/collapsectl.8
 	@install -D -m 755 $< $@
 GUEST_FILES += $(GUEST)/usr/bin/collapsectl
 endif
