@@ -22,7 +22,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -32,8 +31,6 @@
 #include "collapse_test.h"
 #include "policy_test.h"
 #include "knobs.h"
-#include "alloc_window.skel.h"
-#include "window.h"
 #include "kselftest_harness.h"
 
 #define DEBUGFS		"/sys/kernel/debug/"
@@ -355,63 +352,6 @@ static uint32_t map_id_of(int fd, bool is_map)
 }
 
 #define MAX_NTH	2000
-
-/* The MADV_COLLAPSE held in its huge page allocation */
-struct held_collapse {
-	struct alloc_window *win;
-	struct region *r;
-	int err;
-};
-
-static void *collapse_held(void *arg)
-{
-	struct held_collapse *h = arg;
-
-	h->win->bss->stall_tid = syscall(SYS_gettid);
-	h->err = madvise(h->r->p, h->r->len, MADV_COLLAPSE) ? errno : 0;
-	return NULL;
-}
-
-/*
- * The vma changes while a collapse allocates its huge page, the mmap_lock
- * dropped (held there by alloc_window.bpf.c): MADV_NOHUGEPAGE from another
- * thread. The collapse finds it when it takes the lock again and fails as
- * on the base kernel (EINVAL), the range untouched and small; the policy
- * hears VMA_CHANGED and counts it once in failed_vma_changed.
- */
-TEST_F(faults, vma_changed_while_allocating_counted)
-{
-	struct held_collapse h = {};
-	struct region r;
-	struct window w;
-	pthread_t t;
-
-	h.win = alloc_window__open_and_load();
-	WINDOW_REQUIRE(h.win, "should_fail_alloc_page");
-	ASSERT_EQ(0, window_open(&w));
-	ASSERT_EQ(0, region_map(&r, 1));
-	region_fill(&r, NULL);
-	h.r = &r;
-	h.win->bss->stall_addr = (unsigned long)w.page;
-	ASSERT_EQ(0, alloc_window__attach(h.win));
-
-	ASSERT_EQ(0, pthread_create(&t, NULL, collapse_held, &h));
-	EXPECT_TRUE(window_wait(&h.win->bss->stalled, 60));
-	EXPECT_EQ(0, madvise(r.p, r.len, MADV_NOHUGEPAGE));
-	EXPECT_EQ(0, window_release(&w));
-	pthread_join(t, NULL);
-	alloc_window__destroy(h.win);
-
-	EXPECT_EQ(EINVAL, h.err);
-	EXPECT_FALSE(range_is_huge(0, r.p, r.len));
-	EXPECT_TRUE(region_check(&r, NULL));
-	EXPECT_EQ(1, self->skel->bss->nr_collapsed);
-	EXPECT_EQ(RES_VMA_CHANGED, self->skel->data->last_result);
-	EXPECT_EQ(1, policy_stat("knobs", "failed_vma_changed"));
-	EXPECT_EQ(0, policy_stat("knobs", "collapse_succeeded"));
-	region_unmap(&r);
-	window_close(&w);
-}
 
 /*
  * Attach a policy to a cgroup while the Nth fault-injection point of the

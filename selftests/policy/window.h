@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A window held open on the debug kernel: a sleepable program on a
- * function of the error injection list (attach_window.bpf.c,
- * alloc_window.bpf.c) puts the thread stall_tid to sleep in
- * bpf_copy_from_user() on a page of its own registered with userfaultfd,
- * for as long as the test needs, then window_release() lets it go.
+ * function of the error injection list (attach_window.bpf.c) puts the
+ * thread stall_tid to sleep in bpf_copy_from_user() on a page of its own
+ * registered with userfaultfd, for as long as the test needs, then
+ * window_release() lets it go.
  */
 #ifndef WINDOW_H
 #define WINDOW_H
