@@ -130,12 +130,16 @@ if [ "$(id -u)" = 0 ]; then
 	done_list="$done_list; installed: --version, man -w, dpkg --verify"
 	# the autopkgtest (debian/tests), run directly, as nobody
 	step "debian/tests/offline-check as nobody"
-	mkdir -p "$tmp/autopkgtest" && chmod 777 "$tmp/autopkgtest"
-	if ! out=$(AUTOPKGTEST_TMP=$tmp/autopkgtest setpriv --reuid=65534 --regid=65534 \
+	# its own scratch directory: nobody cannot reach into $tmp (0700)
+	atmp=$(mktemp -d "${TMPDIR:-/tmp}/collapse_ext-autopkgtest.XXXXXX")
+	chmod 777 "$atmp"
+	if ! out=$(AUTOPKGTEST_TMP=$atmp setpriv --reuid=65534 --regid=65534 \
 		--clear-groups sh "$(dirname "$0")/debian/tests/offline-check" 2>&1); then
+		rm -rf "$atmp"
 		printf '%s\n' "$out" | tail -n 15 | sed 's/^/    /'
 		fail "debian/tests/offline-check"
 	fi
+	rm -rf "$atmp"
 	done_list="$done_list, autopkgtest offline-check"
 	units="/lib/systemd/system/collapse-ext.service /lib/systemd/system/collapse-ext-metrics.service
 	       /lib/systemd/system/collapse-ext-metrics.timer"
