@@ -463,6 +463,17 @@ static void load_three_levels(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, cg_create(CG_LEAF, leaf));
 }
 
+/* What load_three_levels() made, gone again */
+static void drop_three_levels(struct __test_metadata *_metadata,
+			      struct knobs *top, struct knobs *mid)
+{
+	knobs__destroy(mid);
+	knobs__destroy(top);
+	EXPECT_EQ(0, cg_remove(CG_LEAF));
+	EXPECT_EQ(0, cg_remove(CG_MID));
+	EXPECT_EQ(0, cg_remove(CG_TOP));
+}
+
 /* headroom of the last candidate asked: in (0, @mb MiB], in pages */
 #define EXPECT_HEADROOM_WITHIN(skel, mb) do {				\
 	EXPECT_LT(0, (long)(skel)->bss->su_headroom);			\
@@ -510,11 +521,7 @@ TEST_F(split, ancestor_policy_collapses_and_splits)
 
 	bpf_link__destroy(lm);
 	bpf_link__destroy(lt);
-	knobs__destroy(mid);
-	knobs__destroy(top);
-	EXPECT_EQ(0, cg_remove(CG_LEAF));
-	EXPECT_EQ(0, cg_remove(CG_MID));
-	EXPECT_EQ(0, cg_remove(CG_TOP));
+	drop_three_levels(_metadata, top, mid);
 }
 
 /* THPs collapsed in CG_LEAF, then judged by @skel answering @verdict */
@@ -572,11 +579,7 @@ TEST_F(split, verdicts_of_a_policy_two_levels_up)
 	region_unmap(&self->ra);
 
 	bpf_link__destroy(lt);
-	knobs__destroy(mid);
-	knobs__destroy(top);
-	EXPECT_EQ(0, cg_remove(CG_LEAF));
-	EXPECT_EQ(0, cg_remove(CG_MID));
-	EXPECT_EQ(0, cg_remove(CG_TOP));
+	drop_three_levels(_metadata, top, mid);
 }
 
 /*
