@@ -969,7 +969,8 @@ static void status_field(FILE *f, const char *s, bool last)
  */
 static int nr_attached_now, nr_pending_now, nr_failed_now;
 
-static void write_status(const struct entry *ents, int n)
+static void write_status(const struct entry *ents, const bool *attached_now,
+			 int n)
 {
 	char knobs[MAX_KNOBS * 130], msg[512];
 	FILE *f = fopen(STATUS_FILE "~", "w");
@@ -987,7 +988,7 @@ static void write_status(const struct entry *ents, int n)
 	status_field(f, conf, true);
 	for (i = 0; i < n; i++) {
 		const struct entry *e = &ents[i];
-		bool attached = e->ok && policy_attached(e->name);
+		bool attached = attached_now[i];
 
 		if (!policy_name_valid(e->name))
 			continue;
@@ -1027,6 +1028,7 @@ static void write_status(const struct entry *ents, int n)
 
 static void write_expected(const struct entry *ents, int n)
 {
+	bool attached[MAX_LINES] = {};
 	FILE *f;
 	int i, j;
 
@@ -1038,8 +1040,11 @@ static void write_expected(const struct entry *ents, int n)
 	fchmod(fileno(f), 0644);
 	for (i = 0; i < n; i++) {
 		const struct entry *e = &ents[i];
-		const char *state = e->pending ? "pending" :
-				    e->ok && policy_attached(e->name) ? "attached" : "failed";
+		const char *state;
+
+		/* read once a pass: the status file says the same */
+		attached[i] = e->ok && policy_attached(e->name);
+		state = e->pending ? "pending" : attached[i] ? "attached" : "failed";
 
 		if (!policy_name_valid(e->name))
 			continue;	/* a line too bad to name a policy */
@@ -1051,7 +1056,7 @@ static void write_expected(const struct entry *ents, int n)
 	}
 	if (fclose(f) || rename(EXPECTED_FILE "~", EXPECTED_FILE))
 		unlink(EXPECTED_FILE "~");
-	write_status(ents, n);
+	write_status(ents, attached, n);
 }
 
 
