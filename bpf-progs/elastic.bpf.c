@@ -13,11 +13,9 @@
  * page; and collapse fills at most max_zero holes, so that what was split
  * is not collapsed again while memory stays tight.
  *
- * Kernels: both (hook split_underused). On 7.3 the pte limits follow the
- * room itself (kfunc collapse_ext_memcg_headroom); on 6.12, which lacks
- * the kfunc, they stay tight for hold_s seconds after the shrinker last
- * found the room small.
- * Knobs (.rodata, set before load): room_mib, max_zero, hold_s.
+ * Kernels: both (hook split_underused, kfunc collapse_ext_memcg_headroom):
+ * the pte limits follow the room itself, as the split verdicts do.
+ * Knobs (.rodata, set before load): room_mib, max_zero.
  */
 #include "collapse_ext.bpf.h"
 
@@ -35,13 +33,6 @@ const volatile u32 max_zero = HPAGE_PMD_NR / 2;
 COLLAPSE_EXT_KNOB(max_zero,
 		  "zero-filled subpages above which a huge page is split when "
 		  "tight, and the holes a collapse may fill then");
-const volatile u64 hold_s = 30;
-COLLAPSE_EXT_KNOB(hold_s,
-		  "6.12: seconds collapse stays tight after the shrinker last "
-		  "found the room small");
-
-/* Until when (boot ns) collapse stays tight on a kernel without the kfunc */
-u64 tight_until_ns;
 
 /* base pages of 4 KiB: 256 per MiB */
 static __always_inline u64 room_pages(void)
@@ -51,9 +42,7 @@ static __always_inline u64 room_pages(void)
 
 static __always_inline bool tight(struct collapse_ext_ctx *cctx)
 {
-	if (bpf_ksym_exists(collapse_ext_memcg_headroom))
-		return collapse_ext_memcg_headroom(cctx) < room_pages();
-	return bpf_ktime_get_ns() < tight_until_ns;
+	return collapse_ext_memcg_headroom(cctx) < room_pages();
 }
 
 SEC("struct_ops/pte_limits")
@@ -78,7 +67,6 @@ u32 BPF_PROG(elastic_split_underused, struct collapse_ext_underused *u)
 {
 	if (u->headroom >= room_pages())
 		return COLLAPSE_EXT_UNDERUSED_LATER;
-	tight_until_ns = bpf_ktime_get_ns() + hold_s * 1000000000ULL;
 	u->max_zero = max_zero;
 	return COLLAPSE_EXT_UNDERUSED_DEFAULT;
 }

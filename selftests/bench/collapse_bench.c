@@ -1200,11 +1200,14 @@ static int orders(void)
  * 10% above frugal's footprint (what is touched and the growth) and below
  * eager's: set from the start for eager, frugal and elastic; set only
  * before the growth ("late": the host's memory got tight after the
- * collapse) for eager and elastic; never, for eager and elastic. Per sample: huge coverage of the heap after the
- * collapse and at the end, memory.current at the end, memory.peak,
- * memory.events high, the swap used at its peak, the time the growth
- * took, the THPs the policy split, and whether the heap reads back
- * intact.
+ * collapse) for eager and elastic; lowered in SPLIT_STEPS steps, from the
+ * usage after the collapse to the limit, one before each part of the
+ * growth ("steps": the limit lowered while the workload runs), for eager
+ * and elastic; never, for eager and elastic. Per sample: huge coverage of
+ * the heap and of its dense ranges after the collapse and at the end,
+ * memory.current at the end, memory.peak, memory.events high, the swap
+ * used at its peak, the time the growth took, the THPs the policy split,
+ * and whether the heap reads back intact.
  */
 #define SPLIT_DENSE	480
 #define SPLIT_SPARSE	64
@@ -1226,7 +1229,8 @@ static unsigned long split_touched_kb(void)
 	return (sparse * SPLIT_SPARSE + (pmds - sparse) * SPLIT_DENSE) * 4;
 }
 
-enum split_limit { LIMIT_NONE, LIMIT_START, LIMIT_LATE };
+enum split_limit { LIMIT_NONE, LIMIT_START, LIMIT_LATE, LIMIT_STEPS };
+#define SPLIT_STEPS	4
 
 static const struct split_case {
 	const char *name;
@@ -1238,6 +1242,8 @@ static const struct split_case {
 	{ "elastic", "elastic", LIMIT_START },
 	{ "eager_late", "eager", LIMIT_LATE },
 	{ "elastic_late", "elastic", LIMIT_LATE },
+	{ "eager_steps", "eager", LIMIT_STEPS },
+	{ "elastic_steps", "elastic", LIMIT_STEPS },
 	{ "eager_nolimit", "eager", LIMIT_NONE },
 	{ "elastic_nolimit", "elastic", LIMIT_NONE },
 };
@@ -1245,6 +1251,8 @@ static const struct split_case {
 
 struct split_shared {
 	volatile int phase;	/* 1: collapsed, 2: grow, 3: grown */
+	volatile int go;	/* parts of the growth the child may make */
+	volatile int grown;	/* parts it made */
 	char *heap;
 	double grow_s;
 	int intact;
@@ -1266,7 +1274,17 @@ static int split_child(void *arg)
 	while (sh->phase != 2)
 		usleep(1000);
 	sh->grow_s = now();
-	region_fill(&grow, NULL);
+	for (int i = 0; i < SPLIT_STEPS; i++) {
+		struct region part = {
+			.p = grow.p + i * (grow.len / SPLIT_STEPS),
+			.len = grow.len / SPLIT_STEPS,
+		};
+
+		while (sh->go <= i)
+			usleep(1000);
+		region_fill(&part, NULL);
+		sh->grown = i + 1;
+	}
 	sh->grow_s = now() - sh->grow_s;
 	sh->intact = region_check(&heap, split_skip);
 	sh->phase = 3;
@@ -1291,6 +1309,47 @@ static long cg_event(const char *file, const char *key)
 	return val;
 }
 
+/* Huge coverage of the dense ranges of the child @pid's heap @heap, % */
+static double split_dense_coverage(pid_t pid, char *heap)
+{
+	unsigned long huge = 0, dense = 0;
+
+	for (size_t i = 0; i < mb / 2; i++) {
+		if (!((i * 7) % 5))
+			continue;
+		dense++;
+		huge += anon_huge_kb(pid, heap + i * HPAGE_SZ, HPAGE_SZ);
+	}
+	return dense ? huge * 100.0 / (dense * (HPAGE_SZ >> 10)) : 0;
+}
+
+/*
+ * The growth, in SPLIT_STEPS parts; for LIMIT_STEPS, memory.high lowered
+ * before each, from what the child uses after the collapse to @limit_mb.
+ */
+static int split_grow(struct split_shared *sh, const struct split_case *c,
+		      long limit_mb, pid_t pid)
+{
+	long from = read_num(CGROOT "bs/memory.current") >> 20;
+
+	sh->phase = 2;
+	for (int i = 0; i < SPLIT_STEPS; i++) {
+		if (c->limit == LIMIT_STEPS) {
+			long high = from - (from - limit_mb) * (i + 1) / SPLIT_STEPS;
+
+			if (write_num(CGROOT "bs/memory.high", high << 20))
+				return -1;
+		}
+		sh->go = i + 1;
+		while (sh->grown <= i)
+			if (waitpid(pid, NULL, WNOHANG) == pid)
+				return -1;
+			else
+				usleep(1000);
+	}
+	return 0;
+}
+
 /* Wait up to 120 s for the child's phase @phase: false if it died */
 static bool split_wait(struct split_shared *sh, pid_t pid, int phase)
 {
@@ -1306,7 +1365,7 @@ static int split_sample(const struct split_case *c, int rep)
 {
 	unsigned long touched_kb = split_touched_kb(), len = mb << 20;
 	struct split_shared *sh;
-	double cov_collapse, cov_end;
+	double cov_collapse, cov_end, dense_collapse, dense_end;
 	long current_kb, limit_mb;
 	char limit[32];
 	int err = 0;
@@ -1334,17 +1393,18 @@ static int split_sample(const struct split_case *c, int rep)
 		goto kill;
 	}
 	cov_collapse = anon_huge_kb(pid, sh->heap, len) * 100.0 / (len >> 10);
+	dense_collapse = split_dense_coverage(pid, sh->heap);
 	if (c->limit == LIMIT_LATE && write_str(CGROOT "bs/memory.high", limit)) {
 		err = 1;
 		goto kill;
 	}
-	sh->phase = 2;
-	if (!split_wait(sh, pid, 3)) {
+	if (split_grow(sh, c, limit_mb, pid) || !split_wait(sh, pid, 3)) {
 		fprintf(stderr, "collapse_bench: split: the child did not grow\n");
 		err = 1;
 		goto kill;
 	}
 	cov_end = anon_huge_kb(pid, sh->heap, len) * 100.0 / (len >> 10);
+	dense_end = split_dense_coverage(pid, sh->heap);
 	current_kb = read_num(CGROOT "bs/memory.current") / 1024;
 	if (!sh->intact) {
 		fprintf(stderr, "collapse_bench: split: %s: the heap did not read back\n",
@@ -1355,10 +1415,11 @@ static int split_sample(const struct split_case *c, int rep)
 		printf("BENCH {\"bench\": \"split\", \"case\": \"%s\", \"rep\": %d, "
 		       "\"mib\": %lu, \"ok\": 1, \"limit_mib\": %ld, \"touched_kb\": %lu, "
 		       "\"coverage_collapse_pct\": %.2f, \"coverage_end_pct\": %.2f, "
+		       "\"dense_collapse_pct\": %.2f, \"dense_end_pct\": %.2f, "
 		       "\"current_kb\": %ld, \"peak_kb\": %ld, \"high_events\": %ld, "
 		       "\"swap_peak_kb\": %ld, \"grow_s\": %.3f, \"underused_split\": %ld}\n",
 		       c->name, rep, mb, c->limit != LIMIT_NONE ? limit_mb : -1, touched_kb,
-		       cov_collapse, cov_end, current_kb,
+		       cov_collapse, cov_end, dense_collapse, dense_end, current_kb,
 		       read_num(CGROOT "bs/memory.peak") / 1024,
 		       cg_event("memory.events", "high"),
 		       read_num(CGROOT "bs/memory.swap.peak") / 1024, sh->grow_s,

@@ -565,6 +565,8 @@ SPLIT_LABELS = {"eager": "eager, limit from the start",
                 "elastic": "elastic, limit from the start",
                 "eager_late": "eager, limit after the collapse",
                 "elastic_late": "elastic, limit after the collapse",
+                "eager_steps": "eager, limit lowered in steps",
+                "elastic_steps": "elastic, limit lowered in steps",
                 "eager_nolimit": "eager, no limit",
                 "elastic_nolimit": "elastic, no limit"}
 
@@ -579,12 +581,14 @@ def split(res, out):
                "in a cgroup, four 2 MiB ranges in five dense (480 of 512 pages) and one sparse (64), "
                "collapsed by its own `MADV_COLLAPSE`, then 1/8 more of small pages; memory.high "
                f"{limit} MiB, 10% above frugal's footprint and below eager's, set from the start, or "
-               "only after the collapse (late), or never; swap to the guest's zram; "
-               f"median [95% CI] of {n} reps, the seven cases in random order each rep, after a "
+               "only after the collapse (late), or lowered to it in 4 steps during the growth, or "
+               "never; swap to the guest's zram; "
+               f"median [95% CI] of {n} reps, the cases in random order each rep, after a "
                "warm-up):\n")
-    out.append("| case | huge after collapse | huge at the end | memory.current MiB | "
-               "memory.peak MiB | memory.high events | swap peak MiB | s to grow | THPs split |")
-    out.append("|---|---|---|---|---|---|---|---|---|")
+    out.append("| case | huge after collapse | huge at the end | dense ranges huge at the end | "
+               "memory.current MiB | memory.peak MiB | memory.high events | swap peak MiB | "
+               "s to grow | THPs split |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
     for c in SPLIT_LABELS:
         kw = {"bench": "split", "case": c}
         if not res.select(**kw):
@@ -592,6 +596,8 @@ def split(res, out):
         mib = lambda k: [x / 1024 for x in res.values(k, **kw)]
         row = [SPLIT_LABELS[c], with_ci(res.values("coverage_collapse_pct", **kw), 3) + " %",
                with_ci(res.values("coverage_end_pct", **kw), 3) + " %",
+               (with_ci(res.values("dense_end_pct", **kw), 3) + " %"
+                if res.values("dense_end_pct", **kw) else "–"),
                with_ci(mib("current_kb"), 3), with_ci(mib("peak_kb"), 3),
                with_ci(res.values("high_events", **kw), 3), with_ci(mib("swap_peak_kb"), 3),
                with_ci(res.values("grow_s", **kw), 3),
@@ -603,9 +609,17 @@ def split(res, out):
     # elastic against eager
     for a, b, key, what in (("elastic", "eager", "coverage_end_pct", "huge coverage at the end"),
                             ("elastic", "frugal", "peak_kb", "memory.peak"),
+                            ("elastic", "eager_nolimit", "dense_end_pct",
+                             "huge coverage of the dense ranges at the end"),
                             ("elastic_late", "eager_late", "coverage_end_pct",
                              "huge coverage at the end"),
+                            ("elastic_late", "eager_late", "swap_peak_kb", "swap peak"),
+                            ("elastic_late", "eager_nolimit", "dense_end_pct",
+                             "huge coverage of the dense ranges at the end"),
                             ("elastic_late", "frugal", "current_kb", "memory.current at the end"),
+                            ("elastic_steps", "eager_steps", "swap_peak_kb", "swap peak"),
+                            ("elastic_steps", "eager_nolimit", "dense_end_pct",
+                             "huge coverage of the dense ranges at the end"),
                             ("elastic_nolimit", "eager_nolimit", "coverage_end_pct",
                              "huge coverage at the end"),
                             ("elastic_nolimit", "eager_nolimit", "peak_kb", "memory.peak")):

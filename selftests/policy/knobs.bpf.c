@@ -23,7 +23,7 @@ s64 batch_pmds = KEEP;		/* MADV_COLLAPSE batch */
 s64 budget = KEEP;		/* scan_budget of every mm visit */
 s64 orders_answer = KEEP;	/* orders (7.3): the mask to return */
 s32 init_ret;
-u64 spin_ns;			/* pte_limits busy-waits this long */
+u64 spin_ns;			/* pte_limits busy-waits this long: spin() */
 
 /* What the kernel asked. */
 u64 nr_pte_limits, nr_target_node, nr_batch_size, nr_pass_size, nr_collapsed, nr_init;
@@ -81,9 +81,65 @@ u64 nr_split_underused, nr_underused_first, su_zero_sum;
 u64 su_cgroup_id, su_headroom;
 u32 su_nid, su_order, su_nr_pages, su_max_zero, su_nr_zero;
 
-static int spin_until(u32 i, void *deadline)
+/*
+ * init() calls, of this policy and of those loaded to share the map with
+ * it (knobs_load_next()): a spin ends soon after the next policy's init().
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} inits SEC(".maps");
+
+/* From the next policy's init() to its ops published: 3 statements */
+#define SPIN_AFTER_INIT_NS	(50 * 1000 * 1000ULL)
+
+struct spin {
+	u64 deadline;
+	u64 inits;		/* inits when the spin began */
+};
+
+static u64 nr_inits(void)
 {
-	return bpf_ktime_get_ns() >= *(u64 *)deadline;
+	u32 key = 0;
+	u64 *n = bpf_map_lookup_elem(&inits, &key);
+
+	return n ? *n : 0;
+}
+
+static int spin_until(u32 i, void *data)
+{
+	struct spin *s = data;
+	u64 now;
+
+	/* a slow step: one bpf_loop() ends at 2^23, under a second at 1 read */
+	bpf_ktime_get_ns();
+	bpf_ktime_get_ns();
+	bpf_ktime_get_ns();
+	bpf_ktime_get_ns();
+	bpf_ktime_get_ns();
+	bpf_ktime_get_ns();
+	bpf_ktime_get_ns();
+	now = bpf_ktime_get_ns();
+
+	if (s->inits != ~0ULL && nr_inits() != s->inits) {
+		s->inits = ~0ULL;
+		if (s->deadline > now + SPIN_AFTER_INIT_NS)
+			s->deadline = now + SPIN_AFTER_INIT_NS;
+	}
+	return now >= s->deadline;
+}
+
+/* Busy-wait spin_ns, or until SPIN_AFTER_INIT_NS after another init() */
+static __always_inline void spin(void)
+{
+	struct spin s = {
+		.deadline = bpf_ktime_get_ns() + spin_ns,
+		.inits = nr_inits(),
+	};
+
+	bpf_loop(1 << 23, spin_until, &s, 0);
 }
 
 static __always_inline int answer_pte_limits(struct collapse_ext_ctx *cctx,
@@ -103,11 +159,8 @@ static __always_inline int answer_pte_limits(struct collapse_ext_ctx *cctx,
 		if (collapse_ext_order(limits) == COLLAPSE_EXT_PMD_ORDER)
 			nr_region_ranges++;
 	}
-	if (spin_ns) {
-		u64 deadline = bpf_ktime_get_ns() + spin_ns;
-
-		bpf_loop(1 << 23, spin_until, &deadline, 0);
-	}
+	if (spin_ns)
+		spin();
 	seen_none = limits->max_ptes_none;
 	seen_swap = limits->max_ptes_swap;
 	seen_shared = limits->max_ptes_shared;
@@ -253,6 +306,11 @@ u32 BPF_PROG(knobs_split_underused, struct collapse_ext_underused *u)
 SEC("struct_ops/init")
 s32 BPF_PROG(knobs_init)
 {
+	u32 key = 0;
+	u64 *n = bpf_map_lookup_elem(&inits, &key);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
 	nr_init++;
 	return init_ret;
 }

@@ -143,14 +143,14 @@ static void *collapse_thread(void *arg)
  */
 TEST_F(batch, batch_size_follows_a_link_update_mid_request)
 {
-	struct knobs *next = knobs_load(NULL, 0);
+	struct knobs *next = knobs_load_next(self->skel, NULL);
 	struct collapse_thread c = { .r = &self->r };
 	pthread_t t;
 	int i;
 
 	ASSERT_NE(NULL, next);
 	self->skel->data->batch_pmds = 2;
-	self->skel->bss->spin_ns = 300 * 1000 * 1000;
+	self->skel->bss->spin_ns = SPIN_NS;
 	next->data->batch_pmds = 4;
 	ASSERT_EQ(0, pthread_create(&t, NULL, collapse_thread, &c));
 	for (i = 0; i < 3000 && !self->skel->bss->inflight; i++)

@@ -690,8 +690,7 @@ static bool any_huge(struct region *r)
  * deferred split shrinker (drop_caches) leaves them whole and queued;
  * with 32 MiB of room (less than room_mib) it splits all 8, the contents
  * intact and their zero-filled pages given back, and a sparse range no
- * longer collapses; with room again, on 7.3 (the headroom kfunc), it
- * does (6.12 holds tight for hold_s).
+ * longer collapses; with room again (the headroom kfunc), it does.
  */
 TEST(elastic_gives_zeros_back_when_tight)
 {
@@ -734,12 +733,9 @@ TEST(elastic_gives_zeros_back_when_tight)
 	EXPECT_EQ(-1, madvise(sparse.p, sparse.len, MADV_COLLAPSE));
 	EXPECT_EQ(EBUSY, errno);
 	EXPECT_EQ(2, policy_stat("elastic", "failed_none_limit"));
-	/* 7.3 has the orders hook and the headroom kfunc */
-	if (kernel_has_hook("orders")) {
-		ASSERT_EQ(0, write_str(CGROOT CG_ELASTIC "/memory.high", "max"));
-		EXPECT_EQ(0, madvise(sparse.p, sparse.len, MADV_COLLAPSE));
-		EXPECT_TRUE(range_is_huge(0, sparse.p, sparse.len));
-	}
+	ASSERT_EQ(0, write_str(CGROOT CG_ELASTIC "/memory.high", "max"));
+	EXPECT_EQ(0, madvise(sparse.p, sparse.len, MADV_COLLAPSE));
+	EXPECT_TRUE(range_is_huge(0, sparse.p, sparse.len));
 
 	cg_move("", getpid());
 	region_unmap(&sparse);

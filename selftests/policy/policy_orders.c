@@ -544,14 +544,14 @@ TEST_F_TIMEOUT(orders, khugepaged_limits_at_every_order_0, 180)
  */
 TEST_F_TIMEOUT(orders, per_order_asks_never_cross_a_link_update, 180)
 {
-	struct knobs *next = knobs_load(NULL, 0);
+	struct knobs *next = knobs_load_next(self->skel, NULL);
 	unsigned long count[PMD_ORDER + 1];
 	int i;
 
 	ASSERT_NE(NULL, next);
 	self->skel->data->orders_answer = 1 << ORDER_64K | 1 << PMD_ORDER;
 	self->skel->data->set_none_pmd = 0;	/* holed: the PMD is not made */
-	self->skel->bss->spin_ns = 300 * 1000 * 1000;
+	self->skel->bss->spin_ns = SPIN_NS;
 	next->data->orders_answer = 1 << ORDER_64K | 1 << PMD_ORDER;
 	next->data->set_none_pmd = 0;
 	region_fill(&self->r, odd_blocks_holed);

@@ -591,13 +591,13 @@ TEST_F_TIMEOUT(scope, swap_mid_range_never_mixes, 120)
 {
 	struct bpf_link *l;
 	struct knobs *old = policy("mixme", self->a, 0, &l);
-	struct knobs *new = knobs_load("mixme", self->a);
+	struct knobs *new = old ? knobs_load_next(old, "mixme") : NULL;
 	int i, status;
 	pid_t pid;
 
 	ASSERT_NE(NULL, l);
 	ASSERT_NE(NULL, new);
-	old->bss->spin_ns = 300 * 1000 * 1000;
+	old->bss->spin_ns = SPIN_NS;
 	pid = start_in_cgroup(CG_NESTED, collapse_one, NULL);
 	ASSERT_LT(0, pid);
 	/* swap while the range is inside the old pte_limits */
