@@ -1309,7 +1309,10 @@ static long cg_event(const char *file, const char *key)
 	return val;
 }
 
-/* Huge coverage of the dense ranges of the child @pid's heap @heap, % */
+/*
+ * Huge coverage of the dense ranges of the child @pid's heap @heap, %: each
+ * range read from pagemap (smaps, anon_huge_kb(), counts a whole vma)
+ */
 static double split_dense_coverage(pid_t pid, char *heap)
 {
 	unsigned long huge = 0, dense = 0;
@@ -1318,9 +1321,9 @@ static double split_dense_coverage(pid_t pid, char *heap)
 		if (!((i * 7) % 5))
 			continue;
 		dense++;
-		huge += anon_huge_kb(pid, heap + i * HPAGE_SZ, HPAGE_SZ);
+		huge += range_is_huge(pid, heap + i * HPAGE_SZ, HPAGE_SZ);
 	}
-	return dense ? huge * 100.0 / (dense * (HPAGE_SZ >> 10)) : 0;
+	return dense ? huge * 100.0 / dense : 0;
 }
 
 /*
