@@ -594,6 +594,48 @@ TEST_F_TIMEOUT(split, memory_high_below_usage_splits_before_swapping, 180)
 	}
 }
 
+#define CG_A_CHILD	CG_A "/child"
+
+/*
+ * The same, with the policy and memory.high on A and the memory in A's
+ * child: reclaim of A walks the child's memcg, whose THPs A's policy
+ * governs, and splits them before the child's LRU; next to nothing is
+ * swapped.
+ */
+TEST_F_TIMEOUT(split, parent_memory_high_splits_a_childs_thps_first, 180)
+{
+	struct region dense = { 0 };
+	size_t fill[SPARSE_THPS];
+	long high, swapped;
+
+	self->skel->data->underused_max_zero = 256;
+	attach(_metadata, self);
+	for (int i = 0; i < SPARSE_THPS; i++)
+		fill[i] = 64;
+	ASSERT_EQ(0, write_str(CGROOT CG_A "/memory.swap.max", "max"));
+	ASSERT_EQ(0, write_str(CGROOT CG_A "/memory.high", "max"));
+	ASSERT_EQ(0, cg_memory_subtree(CG_A, true));
+	ASSERT_EQ(0, cg_create(CG_A_CHILD, NULL));
+	ASSERT_EQ(0, sparse_thps(&self->ra, CG_A_CHILD, SPARSE_THPS, fill));
+	ASSERT_EQ(0, region_map(&dense, DENSE_MB / 2));
+	ASSERT_EQ(0, madvise(dense.p, dense.len, MADV_NOHUGEPAGE));
+	region_fill(&dense, NULL);
+	ASSERT_EQ(0, cg_move("", getpid()));
+	high = cg_current_kb(CG_A) - (16 << 10);
+	ASSERT_EQ(0, write_num(CGROOT CG_A "/memory.high", high << 10));
+	swapped = read_num(CGROOT CG_A "/memory.swap.current") >> 10;
+	TH_LOG("swapped %ld KiB; split %ld", swapped,
+	       policy_stat("knobs", "underused_split"));
+	EXPECT_GE(high, cg_current_kb(CG_A));
+	EXPECT_LE(8, policy_stat("knobs", "underused_split"));
+	EXPECT_LE(swapped, 1 << 10);
+	EXPECT_TRUE(region_check(&self->ra, skip_unfilled));
+	EXPECT_TRUE(region_check(&dense, NULL));
+	region_unmap(&dense);
+	region_unmap(&self->ra);
+	EXPECT_EQ(0, cg_remove(CG_A_CHILD));
+}
+
 /*
  * A link update between two scans of the queue: THPs the old policy
  * answered LATER stay queued, and the next scan asks the new policy only,
