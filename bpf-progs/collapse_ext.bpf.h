@@ -67,7 +67,7 @@ extern u32 collapse_ext_node_load(const struct collapse_ext_ctx *ctx,
 				  s32 nid) __ksym __weak;
 extern u32 collapse_ext_nr_node_ids(void) __ksym __weak;
 extern u64 collapse_ext_node_free_pages(s32 nid) __ksym __weak;
-/* 7.3: pages the mm's memcg may still be charged below memory.high/max */
+/* pages the mm's memcg may still be charged below memory.high/max */
 extern u64 collapse_ext_memcg_headroom(const struct collapse_ext_ctx *ctx) __ksym __weak;
 extern void collapse_ext_apply_khugepaged_limits(struct collapse_ext_limits *limits) __ksym __weak;
 
@@ -148,6 +148,65 @@ collapse_ext_owner_cgroup_id(const struct collapse_ext_ctx *cctx)
 	struct mm_struct___ce *mm = (void *)cctx->mm;
 
 	return BPF_CORE_READ(mm, owner, cgroups, dfl_cgrp, kn, id);
+}
+
+/*
+ * A memory cgroup's counters, through the kfuncs of mm/bpf_memcontrol.c
+ * (7.3's; 6.12 has them from collapse_ext's series), registered for every
+ * program type. libbpf matches a kfunc's pointer arguments by kind: the
+ * types they point to are defined (empty), a declared one would not match.
+ */
+struct mem_cgroup___ce {} __attribute__((preserve_access_index));
+struct cgroup_subsys_state___ce {} __attribute__((preserve_access_index));
+extern struct cgroup___ce *bpf_cgroup_from_id(u64 cgid) __ksym __weak;
+extern void bpf_cgroup_release(struct cgroup___ce *cgrp) __ksym __weak;
+extern struct mem_cgroup___ce *
+bpf_get_mem_cgroup(struct cgroup_subsys_state___ce *css) __ksym __weak;
+extern void bpf_put_mem_cgroup(struct mem_cgroup___ce *memcg) __ksym __weak;
+extern unsigned long
+bpf_mem_cgroup_memory_events(struct mem_cgroup___ce *memcg,
+			     enum memcg_memory_event___ce event) __ksym __weak;
+extern unsigned long
+bpf_mem_cgroup_page_state(struct mem_cgroup___ce *memcg, int idx) __ksym __weak;
+
+/*
+ * The pressure on cgroup @cgid's memory, hierarchical (its descendants'
+ * included): *@events, what memory.events counts as high and max (the
+ * times its usage went over memory.high, and reclaim ran at memory.max);
+ * *@swap, the bytes of it swapped out (the memcg's MEMCG_SWAP, what
+ * memory.swap.current charges: it rises with each swap-out), as of the
+ * memcg's last stats flush (reclaim flushes them, the kernel at least every 2 s).
+ * 6.12 counts no swap-outs per memcg (pswpout): what is swapped out is
+ * counted on both. False where the kfuncs or the cgroup are missing.
+ */
+static __always_inline bool
+collapse_ext_memcg_pressure(u64 cgid, u64 *events, u64 *swap)
+{
+	struct cgroup___ce *cgrp;
+	struct mem_cgroup___ce *memcg;
+
+	if (!bpf_ksym_exists(bpf_cgroup_from_id) ||
+	    !bpf_ksym_exists(bpf_get_mem_cgroup))
+		return false;
+	cgrp = bpf_cgroup_from_id(cgid);
+	if (!cgrp)
+		return false;
+	/* a cgroup's first member is its own css: the memcg's is looked up */
+	memcg = bpf_get_mem_cgroup((struct cgroup_subsys_state___ce *)cgrp);
+	bpf_cgroup_release(cgrp);
+	if (!memcg)
+		return false;
+	*events = bpf_mem_cgroup_memory_events(memcg,
+			bpf_core_enum_value(enum memcg_memory_event___ce,
+					    MEMCG_HIGH___ce)) +
+		  bpf_mem_cgroup_memory_events(memcg,
+			bpf_core_enum_value(enum memcg_memory_event___ce,
+					    MEMCG_MAX___ce));
+	*swap = bpf_mem_cgroup_page_state(memcg,
+			bpf_core_enum_value(enum memcg_stat_item___ce,
+					    MEMCG_SWAP___ce));
+	bpf_put_mem_cgroup(memcg);
+	return true;
 }
 
 /* Number of node ids to loop over: the kernel's, else a safe bound. */

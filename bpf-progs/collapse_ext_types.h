@@ -161,4 +161,18 @@ enum collapse_ext_ops_flags {
 	COLLAPSE_EXT_OPS_ALL_FLAGS = 1,
 };
 
+/*
+ * The memory cgroup counters a policy reads (collapse_ext.bpf.h's
+ * collapse_ext_memcg_pressure()), flavored: read with
+ * bpf_core_enum_value(), the running kernel's values.
+ */
+enum memcg_memory_event___ce {
+	MEMCG_HIGH___ce = 1,
+	MEMCG_MAX___ce = 2,
+};
+
+enum memcg_stat_item___ce {
+	MEMCG_SWAP___ce = 0,
+};
+
 #endif /* __COLLAPSE_EXT_TYPES_H */

@@ -339,11 +339,11 @@ int move_to_node(void *p, size_t len, int nid)
 	return bind_to_node(p, len, -1);
 }
 
-long vmstat(const char *name)
+long read_key(const char *path, const char *name)
 {
 	char key[128];
 	long val;
-	FILE *f = fopen("/proc/vmstat", "r");
+	FILE *f = fopen(path, "r");
 
 	if (!f)
 		return -1;
@@ -355,6 +355,11 @@ long vmstat(const char *name)
 	}
 	fclose(f);
 	return -1;
+}
+
+long vmstat(const char *name)
+{
+	return read_key("/proc/vmstat", name);
 }
 
 long read_num(const char *path)

@@ -145,6 +145,8 @@ void stop_filler(pid_t pid);
 
 /* /proc/vmstat counter, or -1. */
 long vmstat(const char *name);
+/* The number after @key in a file of "key number" lines, or -1. */
+long read_key(const char *path, const char *key);
 
 /* Read and write a sysfs (or any) file holding a number or a word. */
 long read_num(const char *path);

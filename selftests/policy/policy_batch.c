@@ -264,20 +264,10 @@ static long margin_num(const char *cg, const char *file)
 /* The "high" count of @cg's memory.events */
 static long margin_high_events(const char *cg)
 {
-	char k[32], path[256];
-	long v, ret = -1;
-	FILE *f;
+	char path[256];
 
 	snprintf(path, sizeof(path), CGROOT "%s/memory.events", cg);
-	f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%31s %ld", k, &v) == 2)
-		if (!strcmp(k, "high"))
-			ret = v;
-	fclose(f);
-	return ret;
+	return read_key(path, "high");
 }
 
 /*

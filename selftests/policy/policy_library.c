@@ -692,6 +692,39 @@ static bool any_huge(struct region *r)
  * intact and their zero-filled pages given back, and a sparse range no
  * longer collapses; with room again (the headroom kfunc), it does.
  */
+/* CG_ELASTIC (swap on, or off for @swap_max 0) under elastic, joined */
+static int elastic_joined(const char *swap_max)
+{
+	if (cg_create(CG_ELASTIC, NULL) ||
+	    write_str(CGROOT CG_ELASTIC "/memory.swap.max", swap_max))
+		return -1;
+	unload_pinned_policies();
+	if (run_cmd(out, sizeof(out), "collapsectl load " BPF
+		    "elastic.bpf.o --cgroup " CGROOT CG_ELASTIC))
+		return -1;
+	return cg_move(CG_ELASTIC, getpid());
+}
+
+/* @r: 8 PMDs of 10 pages each, collapsed (as under eager) */
+static int collapse_ten_per_pmd(struct region *r)
+{
+	if (region_map(r, 8))
+		return -1;
+	region_fill(r, ten_per_pmd);
+	if (madvise(r->p, r->len, MADV_COLLAPSE) ||
+	    !range_is_huge(0, r->p, r->len))
+		return -1;
+	return 0;
+}
+
+static void elastic_done(struct region *r)
+{
+	cg_move("", getpid());
+	region_unmap(r);
+	unload("elastic");
+	cg_remove(CG_ELASTIC);
+}
+
 TEST(elastic_gives_zeros_back_when_tight)
 {
 	struct region r = {}, sparse = {};
@@ -699,16 +732,8 @@ TEST(elastic_gives_zeros_back_when_tight)
 
 	if (!kernel_has_hook("split_underused"))
 		SKIP(return, "the kernel has no split_underused hook");
-	ASSERT_EQ(0, cg_create(CG_ELASTIC, NULL));
-	ASSERT_EQ(0, write_num(CGROOT CG_ELASTIC "/memory.swap.max", 0));
-	unload_pinned_policies();
-	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF
-			     "elastic.bpf.o --cgroup " CGROOT CG_ELASTIC));
-	ASSERT_EQ(0, cg_move(CG_ELASTIC, getpid()));
-	ASSERT_EQ(0, region_map(&r, 8));
-	region_fill(&r, ten_per_pmd);
-	EXPECT_EQ(0, madvise(r.p, r.len, MADV_COLLAPSE));
-	EXPECT_TRUE(range_is_huge(0, r.p, r.len));
+	ASSERT_EQ(0, elastic_joined("0")) TH_LOG("%s", out);
+	ASSERT_EQ(0, collapse_ten_per_pmd(&r));
 
 	ASSERT_EQ(0, write_str("/proc/sys/vm/drop_caches", "2"));
 	EXPECT_TRUE(range_is_huge(0, r.p, r.len));
@@ -737,11 +762,51 @@ TEST(elastic_gives_zeros_back_when_tight)
 	EXPECT_EQ(0, madvise(sparse.p, sparse.len, MADV_COLLAPSE));
 	EXPECT_TRUE(range_is_huge(0, sparse.p, sparse.len));
 
-	cg_move("", getpid());
 	region_unmap(&sparse);
-	region_unmap(&r);
-	unload("elastic");
-	EXPECT_EQ(0, cg_remove(CG_ELASTIC));
+	elastic_done(&r);
+}
+
+#define DENSE_MB	24
+
+/*
+ * Proactive reclaim (memory.reclaim) of a cgroup with no limit: elastic's
+ * headroom says there is room, but the swap it causes is pressure.
+ * Written 1 MiB at a time, a quarter of a second apart, for at most 10 s:
+ * the first swap-outs (of the dense memory, older than the THPs) make the
+ * cgroup tight once its stats are flushed (at most 2 s), and the THPs are split, not swapped: their contents
+ * intact, and nothing split before a swap-out was seen.
+ */
+TEST(elastic_gives_zeros_back_under_proactive_reclaim)
+{
+	struct region r = {}, dense = {};
+	long swapped = 0, split = 0;
+
+	if (!kernel_has_hook("split_underused"))
+		SKIP(return, "the kernel has no split_underused hook");
+	ASSERT_EQ(0, elastic_joined("max")) TH_LOG("%s", out);
+	ASSERT_EQ(0, region_map(&dense, DENSE_MB / 2));
+	ASSERT_EQ(0, madvise(dense.p, dense.len, MADV_NOHUGEPAGE));
+	region_fill(&dense, NULL);
+	ASSERT_EQ(0, collapse_ten_per_pmd(&r));
+
+	ASSERT_EQ(0, write_str("/proc/sys/vm/drop_caches", "2"));
+	EXPECT_EQ(0, policy_stat("elastic", "underused_split"));
+	for (int i = 0; i < 40 && !split; i++) {
+		/* EAGAIN when it reclaimed less: the next write goes on */
+		write_str(CGROOT CG_ELASTIC "/memory.reclaim", "1M");
+		split = policy_stat("elastic", "underused_split");
+		if (!split)
+			swapped = read_num(CGROOT CG_ELASTIC
+					   "/memory.swap.current") >> 10;
+		usleep(250000);
+	}
+	TH_LOG("split %ld, after %ld KiB swapped out", split, swapped);
+	EXPECT_LE(1, split);
+	EXPECT_LT(0, swapped);
+	EXPECT_TRUE(region_check(&r, ten_per_pmd));
+	EXPECT_TRUE(region_check(&dense, NULL));
+	region_unmap(&dense);
+	elastic_done(&r);
 }
 
 TEST(template_loads)
