@@ -114,7 +114,7 @@ help:
 	@echo "make deb          Debian packages: collapse-ext-tools in build/deb/, the guest kernel in build/BASE/deb/"
 	@echo "make test-deb     check them: lintian, install (as root), boot the packaged kernel"
 	@echo "make deb-kernel-distro  the kernel with Debian's config of the base, packaged (hours)"
-	@echo "make ab-redis     A/B of two policies on Debian's redis-server under collapsectl ab --reps (~4 min)"
+	@echo "make ab-redis     Debian's redis-server: elastic against eager and frugal, memory.high lowered after the collapse (collapsectl ab --reps, ~10 min)"
 	@echo "make clean        remove build/BASE/ except the kernel tree"
 
 FORCE:

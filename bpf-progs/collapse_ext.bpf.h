@@ -170,20 +170,24 @@ extern unsigned long
 bpf_mem_cgroup_page_state(struct mem_cgroup___ce *memcg, int idx) __ksym __weak;
 
 /*
- * The pressure on cgroup @cgid's memory, hierarchical (its descendants'
- * included): *@events, what memory.events counts as high and max (the
- * times its usage went over memory.high, and reclaim ran at memory.max);
+ * The pressure on cgroup @cgid's memory: *@events, what memory.events
+ * counts as high and max (its usage went over memory.high, reclaim ran at
+ * memory.max: its own limits and its descendants', not its ancestors');
  * *@swap, the bytes of it swapped out (the memcg's MEMCG_SWAP, what
- * memory.swap.current charges: it rises with each swap-out), as of the
- * memcg's last stats flush (reclaim flushes them, the kernel at least every 2 s).
- * 6.12 counts no swap-outs per memcg (pswpout): what is swapped out is
- * counted on both. False where the kfuncs or the cgroup are missing.
+ * memory.swap.current charges: it rises with swap-outs, falls as swap is
+ * freed; 6.12 counts no pswpout per memcg), hierarchical, as of the last
+ * stats flush (the kernel's, about every 2 s; a read does not flush).
+ * False where the kfuncs or the cgroup are missing, or a counter is not
+ * the kernel's. bpf_cgroup_from_id() resolves @cgid in the cgroup
+ * namespace of the task the hook runs in: from a namespace without the
+ * cgroup, false too.
  */
 static __always_inline bool
 collapse_ext_memcg_pressure(u64 cgid, u64 *events, u64 *swap)
 {
 	struct cgroup___ce *cgrp;
 	struct mem_cgroup___ce *memcg;
+	unsigned long high, max, swapped;
 
 	if (!bpf_ksym_exists(bpf_cgroup_from_id) ||
 	    !bpf_ksym_exists(bpf_get_mem_cgroup))
@@ -196,16 +200,21 @@ collapse_ext_memcg_pressure(u64 cgid, u64 *events, u64 *swap)
 	bpf_cgroup_release(cgrp);
 	if (!memcg)
 		return false;
-	*events = bpf_mem_cgroup_memory_events(memcg,
+	high = bpf_mem_cgroup_memory_events(memcg,
 			bpf_core_enum_value(enum memcg_memory_event___ce,
-					    MEMCG_HIGH___ce)) +
-		  bpf_mem_cgroup_memory_events(memcg,
+					    MEMCG_HIGH___ce));
+	max = bpf_mem_cgroup_memory_events(memcg,
 			bpf_core_enum_value(enum memcg_memory_event___ce,
 					    MEMCG_MAX___ce));
-	*swap = bpf_mem_cgroup_page_state(memcg,
+	swapped = bpf_mem_cgroup_page_state(memcg,
 			bpf_core_enum_value(enum memcg_stat_item___ce,
 					    MEMCG_SWAP___ce));
 	bpf_put_mem_cgroup(memcg);
+	/* (unsigned long)-1: an item this kernel does not count */
+	if (high == -1UL || max == -1UL || swapped == -1UL)
+		return false;
+	*events = high + max;
+	*swap = swapped;
 	return true;
 }
 

@@ -164,7 +164,9 @@ enum collapse_ext_ops_flags {
 /*
  * The memory cgroup counters a policy reads (collapse_ext.bpf.h's
  * collapse_ext_memcg_pressure()), flavored: read with
- * bpf_core_enum_value(), the running kernel's values.
+ * bpf_core_enum_value(), the running kernel's values. The values here are
+ * placeholders (MEMCG_SWAP is NR_VM_NODE_STAT_ITEMS, which differs between
+ * bases); check-types.sh compares the names only.
  */
 enum memcg_memory_event___ce {
 	MEMCG_HIGH___ce = 1,

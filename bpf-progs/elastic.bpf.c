@@ -18,8 +18,10 @@
  * what was split is not collapsed again while memory stays tight.
  *
  * Kernels: both (hook split_underused, kfuncs collapse_ext_memcg_headroom
- * and mm/bpf_memcontrol.c's): the pte limits follow the policy's cgroup,
- * the split verdicts the THP's own.
+ * and mm/bpf_memcontrol.c's): the pte limits follow the cgroup of the mm's
+ * owner, the split verdicts the THP's own. The memcg's statistics are
+ * refreshed about every 2 s, hence calm_ms's default of twice that: a
+ * pressure that lasts keeps the cgroup tight from one refresh to the next.
  * Knobs (.rodata, set before load): room_mib, calm_ms, max_zero.
  */
 #include "collapse_ext.bpf.h"
@@ -39,7 +41,7 @@ COLLAPSE_EXT_KNOB(max_zero,
 		  "zero-filled subpages above which a huge page is split when "
 		  "tight, and the holes a collapse may fill then");
 
-const volatile u64 calm_ms = 1000;
+const volatile u64 calm_ms = 4000;
 COLLAPSE_EXT_KNOB(calm_ms,
 		  "ms after its memory.events high/max or its swap usage last "
 		  "rose during which the cgroup counts as tight");
@@ -101,7 +103,7 @@ static bool pressured(u64 cgid)
 static __always_inline bool tight(struct collapse_ext_ctx *cctx)
 {
 	return collapse_ext_memcg_headroom(cctx) < room_pages() ||
-	       pressured(cctx->cgroup_id);
+	       pressured(collapse_ext_owner_cgroup_id(cctx));
 }
 
 SEC("struct_ops/pte_limits")

@@ -1,26 +1,31 @@
 #!/bin/sh
-# A/B on a real application: Debian's redis-server under two collapse_ext
-# policies, compared by `collapsectl ab --reps` in the guest
+# A/B on a real application: Debian's redis-server under collapse_ext
+# policies, A against each B, compared by `collapsectl ab --reps` in the
+# guest
 # (selftests/bench/README.md: "A/B on a real application: redis").
 # `make ab-redis` runs it.
 #
 # Usage (host):  samples/redis_ab.sh [OUTDIR]     (default build/BASE/ab-redis)
 #   Boots the guest (selftests/vm/run; BUILD=dir as there) with Debian's
-#   redis binaries and their shared libraries added, runs the comparison
-#   and writes OUTDIR/result.txt (what collapsectl ab printed) and
-#   OUTDIR/result.csv (one row per run). The exit status is collapsectl's.
+#   redis binaries and their shared libraries added, runs the comparisons
+#   and writes OUTDIR/result.txt (what collapsectl ab printed, one section
+#   per B) and OUTDIR/result-B.csv (one row per run). The exit status is
+#   collapsectl's, the first that is not 0.
 #   Needs the package redis-tools (redis-benchmark, redis-cli and the
 #   server binary, redis-check-rdb; the redis-server package only adds a
 #   symlink and a system service): installed with apt-get when missing and
 #   run as root, otherwise the apt-get line is printed.
-# Environment: REPS (runs a side, default 8), POLICY_A (frugal), POLICY_B
-#   (eager), KEYS (key space, 16000), FILL (SETs that fill it, 32000),
+# Environment: REPS (runs a side, default 8), POLICY_A (elastic), POLICY_B
+#   (policies to compare A with, one `collapsectl ab` each: "eager frugal"),
+#   KEYS (key space, 16000), FILL (SETs that fill it, 32000),
 #   VALUE (bytes a value, 16384), BENCH (requests per benchmark test,
 #   5000), CLIENTS (8), DURATION (s a run at most, 300), TIMEOUT (s for
 #   the guest, 1500), PRIMARY (the metric that decides, named before the
 #   runs: set_rps, redis's SET throughput), MEMORY_HIGH (the run's
 #   cgroup's memory.high, set first: max; e.g. 300M for a limit below
-#   eager's footprint).
+#   eager's footprint), HIGH_AFTER (memory.high written after the agent's
+#   collapse, before the benchmark: the host got tight after the collapse;
+#   300M, between frugal's footprint and eager's; empty: left alone).
 #
 # In the guest (what the host runs):
 #   redis_ab.sh guest      collapsectl ab --reps $REPS A B -- redis_ab.sh workload
@@ -32,15 +37,16 @@
 #     process_madvise(MADV_COLLAPSE) over each 2 MiB range of redis's
 #     anonymous memory (`collapsectl collapse`, the policy decides which
 #     ranges; THP is "madvise" in the guest, so nothing else collapses);
-#     redis-benchmark -t set,get; then METRIC lines and SHUTDOWN NOSAVE.
-#     Besides throughput and RSS: coverage after the agent's pass and at
-#     the end, and the reclaim a memory.high brings (memory.events high and
-#     max, pages reclaimed, swap used at its peak).
+#     HIGH_AFTER written to memory.high; redis-benchmark -t set,get; then
+#     METRIC lines and SHUTDOWN NOSAVE. Besides throughput and p99 latency,
+#     and RSS: coverage after the agent's pass and at the end, and the
+#     reclaim a memory.high brings (memory.events high and max, pages
+#     reclaimed, pages swapped out, swap used at its peak, THPs split).
 set -u
 
 REPS=${REPS:-8}
-POLICY_A=${POLICY_A:-frugal}
-POLICY_B=${POLICY_B:-eager}
+POLICY_A=${POLICY_A:-elastic}
+POLICY_B=${POLICY_B:-eager frugal}
 KEYS=${KEYS:-16000}
 FILL=${FILL:-32000}
 VALUE=${VALUE:-16384}
@@ -49,6 +55,7 @@ CLIENTS=${CLIENTS:-8}
 DURATION=${DURATION:-300}
 PRIMARY=${PRIMARY:-set_rps}
 MEMORY_HIGH=${MEMORY_HIGH:-max}
+HIGH_AFTER=${HIGH_AFTER-300M}
 LIBDIR=/lib/x86_64-linux-gnu
 
 # ---- in the guest: one run ---------------------------------------------------
@@ -56,6 +63,9 @@ workload() {
 	export LD_LIBRARY_PATH=$LIBDIR
 	sock=/tmp/redis-ab.$$.sock
 	t0=$(date +%s)
+	# the guest runs nothing else: /proc/vmstat's deltas are the run's
+	swpout0=$(vmstat pswpout)
+	split0=$(vmstat thp_split_page)
 	cg=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
 	echo "$MEMORY_HIGH" > "$cg/memory.high" || exit 1
 	redis-server --port 0 --unixsocket "$sock" --save '' --appendonly no \
@@ -105,15 +115,27 @@ workload() {
 	echo "agent: $ok of $((ok + no)) 2 MiB ranges collapsed: VmRSS $rss_collapsed kB," \
 		"AnonHugePages $(sed -n 's/^AnonHugePages:[[:space:]]*\([0-9]*\).*/\1/p' \
 		"/proc/$pid/smaps_rollup") kB ($(since)s)"
+	if [ -n "$HIGH_AFTER" ]; then
+		# reclaim down to it runs in this write
+		echo "$HIGH_AFTER" > "$cg/memory.high" || exit 1
+		echo "memory.high $HIGH_AFTER: memory.current" \
+			"$(( $(cat "$cg/memory.current") / 1024 )) kB, VmRSS $(rss $pid) kB ($(since)s)"
+	fi
 
 	redis-benchmark -s "$sock" -t set,get -n "$BENCH" -r "$KEYS" -d "$VALUE" \
 		-c "$CLIENTS" --csv > /tmp/redis-ab.$$.csv || exit 1
 	echo "benchmark done ($(since)s)"
 	set_rps=$(awk -F'"' '$2 == "SET" { print $4 }' /tmp/redis-ab.$$.csv)
 	get_rps=$(awk -F'"' '$2 == "GET" { print $4 }' /tmp/redis-ab.$$.csv)
+	# "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms",
+	# "p95_latency_ms","p99_latency_ms","max_latency_ms"
+	set_p99=$(awk -F'"' '$2 == "SET" { print $14 }' /tmp/redis-ab.$$.csv)
+	get_p99=$(awk -F'"' '$2 == "GET" { print $14 }' /tmp/redis-ab.$$.csv)
 	thp=$(thp_kb "$cg")
 	echo "METRIC set_rps $set_rps higher"
 	echo "METRIC get_rps $get_rps higher"
+	echo "METRIC set_p99_ms $set_p99 lower"
+	echo "METRIC get_p99_ms $get_p99 lower"
 	echo "METRIC rss_kb $(rss $pid) lower"
 	echo "METRIC rss_after_collapse_kb $rss_collapsed lower"
 	echo "METRIC anon_thp_kb $thp higher"
@@ -122,10 +144,16 @@ workload() {
 	echo "METRIC max_events $(awk '$1 == "max" { print $2 }' "$cg/memory.events") lower"
 	echo "METRIC pgsteal $(awk '$1 == "pgsteal" { print $2 }' "$cg/memory.stat") lower"
 	echo "METRIC swap_peak_kb $(( $(cat "$cg/memory.swap.peak") / 1024 )) lower"
+	echo "METRIC swapped_out_kb $(( ($(vmstat pswpout) - swpout0) * 4 )) lower"
+	echo "METRIC thp_split $(( $(vmstat thp_split_page) - split0 ))"
 	redis-cli -s "$sock" shutdown nosave > /dev/null 2>&1
 	wait $pid
 	rm -f /tmp/redis-ab.$$.*
 	[ -n "$set_rps" ] && [ -n "$get_rps" ]
+}
+
+vmstat() {
+	awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat
 }
 
 thp_kb() {
@@ -145,18 +173,23 @@ guest() {
 	BPF=/usr/share/collapse_ext/bpf
 	echo "== redis $(LD_LIBRARY_PATH=$LIBDIR redis-server --version | cut -d' ' -f3)" \
 		"on $(uname -r): $POLICY_A against $POLICY_B, $REPS runs each," \
-		"memory.high $MEMORY_HIGH"
-	echo "@@AB-BEGIN@@"
-	collapsectl ab "$BPF/$POLICY_A.bpf.o" "$BPF/$POLICY_B.bpf.o" --reps "$REPS" \
-		--primary "$PRIMARY" --duration "$DURATION" --csv /tmp/redis_ab.csv -- \
-		env REPS="$REPS" KEYS="$KEYS" FILL="$FILL" VALUE="$VALUE" \
-		BENCH="$BENCH" CLIENTS="$CLIENTS" MEMORY_HIGH="$MEMORY_HIGH" \
-		sh /root/redis_ab.sh workload 2>&1
-	rc=$?
-	echo "@@AB-END@@"
-	echo "@@CSV-BEGIN@@"
-	cat /tmp/redis_ab.csv
-	echo "@@CSV-END@@"
+		"memory.high $MEMORY_HIGH, then ${HIGH_AFTER:-left} after the collapse"
+	rc=0
+	for b in $POLICY_B; do
+		echo "@@AB-BEGIN $b@@"
+		collapsectl ab "$BPF/$POLICY_A.bpf.o" "$BPF/$b.bpf.o" --reps "$REPS" \
+			--primary "$PRIMARY" --duration "$DURATION" \
+			--csv "/tmp/redis_ab-$b.csv" -- \
+			env REPS="$REPS" KEYS="$KEYS" FILL="$FILL" VALUE="$VALUE" \
+			BENCH="$BENCH" CLIENTS="$CLIENTS" MEMORY_HIGH="$MEMORY_HIGH" \
+			HIGH_AFTER="$HIGH_AFTER" sh /root/redis_ab.sh workload 2>&1
+		r=$?
+		[ $rc != 0 ] || rc=$r
+		echo "@@AB-END $b@@"
+		echo "@@CSV-BEGIN $b@@"
+		cat "/tmp/redis_ab-$b.csv"
+		echo "@@CSV-END $b@@"
+	done
 	return $rc
 }
 
@@ -167,6 +200,16 @@ esac
 
 # ---- on the host ---------------------------------------------------------------
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+for p in $POLICY_A $POLICY_B; do
+	case $p in
+	*[!A-Za-z0-9_-]*)
+		echo "ab-redis: '$p' is not a policy name (letters, digits, _ and -:" \
+			"an object of /usr/share/collapse_ext/bpf/ without .bpf.o)" >&2
+		exit 2 ;;
+	esac
+done
+[ -n "$POLICY_A" ] && [ -n "$POLICY_B" ] ||
+	{ echo "ab-redis: POLICY_A and POLICY_B name the policies" >&2; exit 2; }
 OUT=${1:-${BUILD:-$ROOT/build/${KERNEL:-6.12}}/ab-redis}
 TIMEOUT=${TIMEOUT:-1500}
 BINS="redis-check-rdb redis-benchmark redis-cli"
@@ -201,7 +244,7 @@ done
 
 mkdir -p "$OUT"
 log=$OUT/console.log
-echo "ab-redis: $POLICY_A against $POLICY_B, $REPS runs each, in the guest" \
+echo "ab-redis: $POLICY_A against each of $POLICY_B, $REPS runs each, in the guest" \
 	"(console: $log)"
 start=$(date +%s)
 : > "$log"
@@ -210,7 +253,7 @@ start=$(date +%s)
 	env REPS="$REPS" POLICY_A="$POLICY_A" POLICY_B="$POLICY_B" KEYS="$KEYS" \
 	FILL="$FILL" VALUE="$VALUE" BENCH="$BENCH" CLIENTS="$CLIENTS" \
 	DURATION="$DURATION" PRIMARY="$PRIMARY" MEMORY_HIGH="$MEMORY_HIGH" \
-	sh /root/redis_ab.sh guest > /dev/null &
+	HIGH_AFTER="$HIGH_AFTER" sh /root/redis_ab.sh guest > /dev/null &
 vm=$!
 # progress: one line per run as it ends
 tail -n +1 -f --pid=$vm "$log" 2>/dev/null | tr -d '\r' |
@@ -228,7 +271,7 @@ fi
 # What collapsectl printed and the CSV, without the console's \r and
 # without kernel messages that may have landed in between.
 section() {
-	tr -d '\r' < "$log" | sed -n "/^@@$1-BEGIN@@\$/,/^@@$1-END@@\$/p" |
+	tr -d '\r' < "$log" | sed -n "/^@@$1-BEGIN $2@@\$/,/^@@$1-END $2@@\$/p" |
 		sed '1d;$d' | grep -v '^\[ *[0-9]*\.[0-9]*\] '
 }
 {
@@ -236,11 +279,18 @@ section() {
 		"(guest boot included), exit status $rc"
 	echo "# REPS=$REPS POLICY_A=$POLICY_A POLICY_B=$POLICY_B KEYS=$KEYS FILL=$FILL" \
 		"VALUE=$VALUE BENCH=$BENCH CLIENTS=$CLIENTS DURATION=$DURATION" \
-		"MEMORY_HIGH=$MEMORY_HIGH"
+		"MEMORY_HIGH=$MEMORY_HIGH HIGH_AFTER=$HIGH_AFTER"
 	tr -d '\r' < "$log" | grep -m1 '^== redis' || true
-	section AB
+	for b in $POLICY_B; do
+		echo "## $POLICY_A against $b"
+		section AB "$b"
+	done
 } > "$OUT/result.txt"
-section CSV > "$OUT/result.csv"
-sed -n '/^results:/,$p' "$OUT/result.txt"
-echo "ab-redis: $OUT/result.txt, $OUT/result.csv ($took s)"
+csvs=""
+for b in $POLICY_B; do
+	section CSV "$b" > "$OUT/result-$b.csv"
+	csvs="$csvs $OUT/result-$b.csv"
+done
+sed -n '/^results:/,/^summary:/p' "$OUT/result.txt"
+echo "ab-redis: $OUT/result.txt,$csvs ($took s)"
 exit $rc

@@ -25,8 +25,10 @@ GUEST_FILES += $(GUEST)/usr/share/collapse_ext/bpf/policy_template.bpf.o
 
 # A/B on a real application (selftests/bench/README.md: "A/B on a real
 # application: redis"):
-# Debian's redis under two policies, `collapsectl ab --reps` in the guest;
-# build/BASE/ab-redis/result.txt and result.csv. Installs redis-tools if missing.
+# Debian's redis, elastic against eager and against frugal with memory.high
+# lowered to 300M after the collapse (POLICY_A, POLICY_B, HIGH_AFTER change
+# that), `collapsectl ab --reps` in the guest; build/BASE/ab-redis/result.txt
+# and result-B.csv per B. Installs redis-tools if missing.
 .PHONY: ab-redis
 ab-redis: initramfs
 	@samples/redis_ab.sh $(BUILD)/ab-redis
