@@ -54,6 +54,13 @@ u64 visit_ranges_max, pte_limits_at_visit;
  * PMD each (7.3 counts the ptes scanned), mTHP orders ask again.
  */
 u64 pass_ranges_max, region_at_pass, nr_region_ranges;
+/*
+ * The same for the ranges scanned through to the end and refused for
+ * their none ptes (collapsed: NONE_LIMIT): each costs a pass a whole PMD
+ * on both bases, where 7.3 charges a range a scan gave up on early (a
+ * page busy, off the LRU) only the ptes it looked at.
+ */
+u64 pass_full_max, full_at_pass, nr_region_full;
 /* bit i: pte_limits was asked for the i-th PMD from range_base */
 u64 range_base, ranges_seen;
 /* pte_limits calls by ctx.order, and the order of the first call */
@@ -235,6 +242,9 @@ u32 BPF_PROG(knobs_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
 	if (nr_region_ranges - region_at_pass > pass_ranges_max)
 		pass_ranges_max = nr_region_ranges - region_at_pass;
 	region_at_pass = nr_region_ranges;
+	if (nr_region_full - full_at_pass > pass_full_max)
+		pass_full_max = nr_region_full - full_at_pass;
+	full_at_pass = nr_region_full;
 	seen_dflt = dflt;
 	return pass_pages == KEEP ? dflt : pass_pages;
 }
@@ -277,6 +287,11 @@ void BPF_PROG(knobs_collapsed, struct collapse_ext_ctx *cctx,
 	nr_collapsed++;
 	last_result = result;
 	nr_result[result & 15]++;
+	if (range_base && cctx->address >= range_base &&
+	    cctx->address - range_base < 64ULL << PMD_SHIFT &&
+	    cctx->caller == COLLAPSE_KHUGEPAGED &&
+	    result == COLLAPSE_EXT_RESULT_NONE_LIMIT)
+		nr_region_full++;
 }
 
 SEC("struct_ops/split_underused")

@@ -392,6 +392,8 @@ static void count_passes(struct __test_metadata *_metadata,
 	self->skel->bss->range_base = (unsigned long)self->r.p;
 	self->skel->bss->pass_ranges_max = 0;
 	self->skel->bss->region_at_pass = self->skel->bss->nr_region_ranges;
+	self->skel->bss->pass_full_max = 0;
+	self->skel->bss->full_at_pass = self->skel->bss->nr_region_full;
 	thp_pop_settings();
 	EXPECT_TRUE(wait_full_scans(30));
 	khugepaged_stop();
@@ -409,13 +411,26 @@ static unsigned long long most_ranges_in_a_pass(struct knobs__bss *b)
 	return most;
 }
 
+/* The same, of the ranges scanned through to the end (a whole PMD each) */
+static unsigned long long most_full_ranges_in_a_pass(struct knobs__bss *b)
+{
+	unsigned long long most = b->pass_full_max;
+
+	if (b->nr_region_full - b->full_at_pass > most)
+		most = b->nr_region_full - b->full_at_pass;
+	return most;
+}
+
 TEST_F_TIMEOUT(limits, khugepaged_pass_size, 180)
 {
 	long passes, pages;
 
 	/*
 	 * 8 PMDs, more than a pass of 3 may scan, each costing the pass a
-	 * whole PMD on either base (see last_page_missing())
+	 * whole PMD on either base when scanned through (last_page_missing());
+	 * one that 7.3's scan gives up on early (a page busy or not yet on
+	 * the LRU: seen on the debug kernel in a full run, 8 ranges in one
+	 * pass) costs it only the ptes looked at, and is not counted here.
 	 */
 	region_unmap(&self->r);
 	ASSERT_EQ(0, region_map(&self->r, 8));
@@ -425,11 +440,12 @@ TEST_F_TIMEOUT(limits, khugepaged_pass_size, 180)
 		     &passes, &pages);
 	EXPECT_EQ(8 * HPAGE_NR, self->skel->bss->seen_dflt);
 	EXPECT_LT(0, passes);
-	/* honoured: no pass scanned more than 3 ranges (sysfs says 8) */
-	TH_LOG("%ld passes, at most %llu ranges in one", passes,
-	       most_ranges_in_a_pass(self->skel->bss));
-	EXPECT_LT(0, most_ranges_in_a_pass(self->skel->bss));
-	EXPECT_GE(3, most_ranges_in_a_pass(self->skel->bss));
+	/* honoured: no pass scanned more than 3 ranges through (sysfs says 8) */
+	TH_LOG("%ld passes, at most %llu ranges in one, %llu scanned through",
+	       passes, most_ranges_in_a_pass(self->skel->bss),
+	       most_full_ranges_in_a_pass(self->skel->bss));
+	EXPECT_LT(0, most_full_ranges_in_a_pass(self->skel->bss));
+	EXPECT_GE(3, most_full_ranges_in_a_pass(self->skel->bss));
 
 	/* 0 and 1 << 30 are clamped */
 	thp_pop_settings();
