@@ -767,10 +767,14 @@ TEST(elastic_gives_zeros_back_when_tight)
 }
 
 #define DENSE_MB	24
+#define CG_ELASTIC_CHILD	CG_ELASTIC "/child"
 
 /*
  * Proactive reclaim (memory.reclaim) of a cgroup with no limit: elastic's
- * headroom says there is room, but the swap it causes is pressure.
+ * headroom says there is room, but the swap it causes is pressure. The
+ * policy and the reclaim are on CG_ELASTIC, the memory in its child: the
+ * verdict reads the pressure of the THPs' own memcg, under an ancestor's
+ * policy and an ancestor's reclaim.
  * Written 1 MiB at a time, a quarter of a second apart, for at most 10 s:
  * the first swap-outs (of the dense memory, older than the THPs) make the
  * cgroup tight once its stats are flushed (at most 2 s), and the THPs are split, not swapped: their contents
@@ -784,6 +788,11 @@ TEST(elastic_gives_zeros_back_under_proactive_reclaim)
 	if (!kernel_has_hook("split_underused"))
 		SKIP(return, "the kernel has no split_underused hook");
 	ASSERT_EQ(0, elastic_joined("max")) TH_LOG("%s", out);
+	/* no process in a cgroup whose children have the memory controller */
+	ASSERT_EQ(0, cg_move("", getpid()));
+	ASSERT_EQ(0, cg_memory_subtree(CG_ELASTIC, true));
+	ASSERT_EQ(0, cg_create(CG_ELASTIC_CHILD, NULL));
+	ASSERT_EQ(0, cg_move(CG_ELASTIC_CHILD, getpid()));
 	ASSERT_EQ(0, region_map(&dense, DENSE_MB / 2));
 	ASSERT_EQ(0, madvise(dense.p, dense.len, MADV_NOHUGEPAGE));
 	region_fill(&dense, NULL);
@@ -796,7 +805,7 @@ TEST(elastic_gives_zeros_back_under_proactive_reclaim)
 		write_str(CGROOT CG_ELASTIC "/memory.reclaim", "1M");
 		split = policy_stat("elastic", "underused_split");
 		if (!split)
-			swapped = read_num(CGROOT CG_ELASTIC
+			swapped = read_num(CGROOT CG_ELASTIC_CHILD
 					   "/memory.swap.current") >> 10;
 		usleep(250000);
 	}
@@ -806,6 +815,8 @@ TEST(elastic_gives_zeros_back_under_proactive_reclaim)
 	EXPECT_TRUE(region_check(&r, ten_per_pmd));
 	EXPECT_TRUE(region_check(&dense, NULL));
 	region_unmap(&dense);
+	cg_move("", getpid());
+	cg_remove(CG_ELASTIC_CHILD);
 	elastic_done(&r);
 }
 
