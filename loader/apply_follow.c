@@ -21,10 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stddef.h>
 #include <sys/inotify.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -158,32 +155,6 @@ static void drain(void)
 		;
 }
 
-/*
- * sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET, so
- * that the service (Type=notify) is started once the first pass is done,
- * and units ordered after it find their policies attached.
- */
-void sd_notify_msg(const char *msg)
-{
-	const char *path = getenv("NOTIFY_SOCKET");
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t n;
-	int fd;
-
-	if (!path || (path[0] != '/' && path[0] != '@') ||
-	    (n = strlen(path)) >= sizeof(sa.sun_path))
-		return;
-	memcpy(sa.sun_path, path, n);
-	if (path[0] == '@')		/* an abstract socket */
-		sa.sun_path[0] = 0;
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	sendto(fd, msg, strlen(msg), 0, (struct sockaddr *)&sa,
-	       offsetof(struct sockaddr_un, sun_path) + n);
-	close(fd);
-}
-
 /* Re-execute collapsectl, a new binary after an upgrade, as it was run. */
 static void reexec(void)
 {
@@ -219,7 +190,8 @@ static void reexec(void)
 		strerror(errno));
 }
 
-int apply_follow(int (*pass)(void), int (*stop)(void), double interval)
+int apply_follow(void (*start)(void), int (*pass)(void), int (*stop)(void),
+		 double interval)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct timespec ts = { (time_t)interval,
@@ -245,6 +217,7 @@ int apply_follow(int (*pass)(void), int (*stop)(void), double interval)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	start();
 	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	for (;;) {
 		int sig, r, nr_links, i;

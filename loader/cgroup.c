@@ -3,12 +3,17 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
+#include <syslog.h>
 #include <unistd.h>
 #include <linux/magic.h>
 
@@ -156,6 +161,77 @@ int cgroup_spec_check(const char *spec, char *out, size_t len, char *why,
 	return 0;
 }
 
+/*
+ * A unit's cgroup as systemd knows it, its ControlGroup property, asked
+ * through systemctl (libsystemd's D-Bus client: collapsectl is linked
+ * statically, and there is no static libsystemd). 0 with the path in
+ * @out; -ENOENT when the unit is loaded but has no cgroup (not running);
+ * -ENOSYS when systemd is not the service manager, does not know the unit
+ * (a user manager's, a container's) or cannot be asked: the caller walks
+ * the cgroup tree instead.
+ */
+static int unit_cgroup_systemd(const char *unit, char *out, size_t len)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	char buf[PATH_MAX + 64], *cg, *state;
+	static bool warned;
+	size_t got = 0;
+	int p[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if (access("/run/systemd/system", F_OK) || pipe2(p, O_CLOEXEC))
+		return -ENOSYS;
+	pid = fork();
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+		sigset_t none;
+
+		/* apply --follow holds its signals during a pass */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		dup2(p[1], 1);
+		dup2(null, 2);
+		execlp("systemctl", "systemctl", "show", "--property=LoadState",
+		       "--property=ControlGroup", "--", unit, NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		return -ENOSYS;
+	}
+	pfd.fd = p[0];
+	/* systemd answers in milliseconds; one that does not is not waited for */
+	while (got < sizeof(buf) - 1 && poll(&pfd, 1, 5000) == 1 &&
+	       (n = read(p[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += n;
+	close(p[0]);
+	kill(pid, SIGKILL);	/* gone already, but for a hung one */
+	buf[got] = 0;
+	state = strstr(buf, "LoadState=");
+	cg = strstr(buf, "ControlGroup=");
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) || !state || !cg) {
+		if (!warned)
+			fprintf(stderr, "%scollapsectl: systemctl show %s did not answer: "
+				"units are looked for in the cgroup tree\n",
+				journal_prio(LOG_WARNING), unit);
+		warned = true;
+		return -ENOSYS;
+	}
+	state += strlen("LoadState=");
+	cg += strlen("ControlGroup=");
+	state[strcspn(state, "\n")] = 0;
+	cg[strcspn(cg, "\n")] = 0;
+	if (strcmp(state, "loaded"))
+		return -ENOSYS;		/* not one of the system manager's */
+	if (!cg[0])
+		return -ENOENT;
+	return snprintf(out, len, CGROUP_ROOT "%s", cg) < (int)len ?
+	       0 : -ENAMETOOLONG;
+}
+
 int cgroup_resolve(const char *spec, char *out, size_t len, char *why,
 		   size_t wlen)
 {
@@ -164,7 +240,14 @@ int cgroup_resolve(const char *spec, char *out, size_t len, char *why,
 
 	if (err)
 		return err;
-	if (!strchr(spec, '/') && is_unit_name(spec)) {
+	if (!strchr(spec, '/') && is_unit_name(spec))
+		err = unit_cgroup_systemd(spec, out, len);
+	if (err == -ENOENT) {
+		snprintf(why, wlen, "unit %s has no cgroup (is it running?)", spec);
+		return -ENOENT;
+	}
+	if (err == -ENOSYS) {
+		/* no systemd to ask: the unit's directory in the tree */
 		unit_wanted = spec;
 		unit_matches = 0;
 		nftw(CGROUP_ROOT, find_unit, 32, FTW_PHYS | FTW_MOUNT);
@@ -176,6 +259,9 @@ int cgroup_resolve(const char *spec, char *out, size_t len, char *why,
 			return unit_matches ? -EINVAL : -ENOENT;
 		}
 		snprintf(out, len, "%s", unit_found);
+	} else if (err) {
+		snprintf(why, wlen, "unit %s: cgroup path too long", spec);
+		return err;
 	}
 	if (stat(out, &st) || !S_ISDIR(st.st_mode)) {
 		snprintf(why, wlen, "cgroup %s (from '%s') does not exist", out, spec);

@@ -37,8 +37,10 @@
 
 static const char apply_usage[] =
 "Usage: collapsectl apply [--json] [--detailed-exitcode] [--strict] FILE\n"
-"       collapsectl apply --follow [--interval TIME] [--reread] FILE\n"
+"       collapsectl apply --follow [--interval TIME] [--reread] [--detach-on-exit]\n"
+"                             FILE\n"
 "       collapsectl apply [--json] --check [--strict | --offline] FILE\n"
+"       collapsectl apply [--json] [--detailed-exitcode] --plan [--strict] FILE\n"
 "       collapsectl apply [--json] --unload\n"
 "       collapsectl apply --reload PID\n"
 "\n"
@@ -52,7 +54,9 @@ static const char apply_usage[] =
 "          /usr/lib/collapse_ext/bpf or /usr/share/collapse_ext/bpf)\n"
 "  CGROUP  /sys/fs/cgroup/..., a path relative to /sys/fs/cgroup, / for the\n"
 "          root, or a systemd unit: web.slice, a-b.slice (a.slice/a-b.slice),\n"
-"          foo.service, foo.scope (found in the cgroup tree)\n"
+"          foo.service, foo.scope, .socket, .mount, .swap (its ControlGroup,\n"
+"          from systemd; for a unit systemd does not know, or without\n"
+"          systemd, the one directory of that name in the cgroup tree)\n"
 "  VAR=VALUE  a knob, as collapsectl load --set VAR=VALUE writes it (a\n"
 "          const volatile global of the policy, or flags=NO_YIELD)\n"
 "\n"
@@ -81,7 +85,14 @@ static const char apply_usage[] =
 "             first pass only changes are printed. SIGHUP: run collapsectl\n"
 "             again, the binary now installed, which applies FILE as read\n"
 "             then (the service's reload); SIGTERM, SIGINT: detach every\n"
-"             policy apply loaded and exit (the service's stop)\n"
+"             policy apply loaded and exit. Under systemd ($NOTIFY_SOCKET)\n"
+"             their links go to the service's file descriptor store\n"
+"             (FileDescriptorStoreMax=) instead: systemctl restart keeps\n"
+"             them attached, and the next start takes them back;\n"
+"             systemctl stop closes the store, and the kernel detaches them\n"
+"  --detach-on-exit\n"
+"             with --follow, detach on SIGTERM even under systemd: a\n"
+"             restart starts from nothing\n"
 "  --reread   with --follow, read each object again on every pass, so that\n"
 "             a .bpf.o replaced on disk goes live within --interval; by\n"
 "             default --follow reads each object once, and a new one goes\n"
@@ -99,6 +110,10 @@ static const char apply_usage[] =
 "             hooks against both bases' collapse_ext_ops (pass_size on the\n"
 "             root only); the object is not loaded (no verifier) and the\n"
 "             cgroup only checked for its form, never looked up\n"
+"  --plan     print what a pass would do to each line and to each policy\n"
+"             apply loaded that FILE no longer lists (load, swap, move,\n"
+"             detach, unchanged, pending), and change nothing; the objects\n"
+"             are not loaded (apply --check does that)\n"
 "  --strict   a line whose cgroup does not exist (a unit not running, a\n"
 "             path not made) is an error, not pending\n"
 "  --unload   detach every policy apply loaded\n"
@@ -108,12 +123,14 @@ static const char apply_usage[] =
 "             service's ExecReload: systemctl reload returns then)\n"
 "  --detailed-exitcode\n"
 "             exit 4, not 0, when every line applied and something changed\n"
-"             (a policy loaded, swapped, moved or detached)\n"
+"             (a policy loaded, swapped, moved or detached); with --plan,\n"
+"             when a pass would change something\n"
 "\n"
 "  --json     print one JSON object: the file, the mode (with --check,\n"
 "             offline: true or false), the events in\n"
 "             order ({policy, action: loaded, swapped, moved, unchanged,\n"
-"             detached, ok, pending; message}, or {line, level: error or\n"
+"             detached, ok, pending; with --plan load, swap, move, detach,\n"
+"             unchanged, pending; message}, or {line, level: error or\n"
 "             warning, message}), the counts applied, changed, pending,\n"
 "             errors, and the exit status; errors still go to stderr too\n"
 "\n"
@@ -127,7 +144,8 @@ EXPECTED_FILE " after each apply; collapsectl stats --openmetrics\n"
 "applied; 1 nothing applied (unreadable FILE, every line bad, no\n"
 "collapse_ext, no CAP_SYS_ADMIN), or with --check a line that would not\n"
 "apply;\n"
-"2 usage; 4 with --detailed-exitcode, all applied and something changed.\n"
+"2 usage; 4 with --detailed-exitcode, all applied and something changed\n"
+"(--plan: would change).\n"
 "--follow exits only on SIGTERM or SIGINT: 0, or 3 when a policy could\n"
 "not be detached.\n";
 
@@ -193,7 +211,10 @@ static bool follow;		/* --follow */
 static bool offline;		/* --check --offline: no kernel, no cgroups */
 static bool strict;		/* --strict: no pending line */
 static bool reread;		/* --follow --reread: objects read every pass */
+static bool detach_on_exit;	/* --follow: no hand-over to systemd's store */
 static bool quiet;		/* --follow after its first pass: changes only */
+static bool plan;		/* --plan: say what a pass would do, do nothing */
+static int nr_unchanged;	/* --plan's count of lines left as they are */
 
 /*
  * --json: what a pass did, as events in order ({"policy", "action",
@@ -383,6 +404,21 @@ static bool ours(const char *name, struct state *st)
 	uint64_t id = pinned_link_id(name);
 
 	return id && read_state(name, st) && st->link_id == id;
+}
+
+/*
+ * Is @name's link, attached but not pinned, the one apply recorded? So it
+ * is while a restart of the service holds it in systemd's store (the
+ * start's `apply --check` runs then), never for a policy loaded by hand.
+ */
+static bool in_store(const char *name)
+{
+	char buf[32];
+	struct state st;
+
+	return !pinned_link_id(name) && read_state(name, &st) &&
+	       !read_attr(name, "link_id", buf, sizeof(buf)) &&
+	       strtoull(buf, NULL, 10) == st.link_id;
 }
 
 static int write_state(const struct entry *e)
@@ -712,7 +748,8 @@ static void check_entry(const struct entry *e)
 			return line_error(e->line, "%s: cannot read the root cgroup's id",
 					  e->name);
 	}
-	if (policy_attached(e->name) && !ours(e->name, &st)) {
+	if (policy_attached(e->name) && !ours(e->name, &st) &&
+	    !in_store(e->name)) {
 		line_error(e->line, "%s: loaded by hand, not by apply: apply would "
 			   "leave it alone", e->name);
 		return;
@@ -1101,13 +1138,117 @@ bool follow_pending_appeared(void)
 	return false;
 }
 
+/*
+ * --plan: what apply_entry() (after detach_moving()) would do to @e, or
+ * pending_entry() to a pending one, said and counted as they would be,
+ * with nothing changed.
+ */
+static void plan_entry(const struct entry *e)
+{
+	char buf[32], from[256] = "", knobs[1024] = "";
+	struct state st = {};
+	bool attached = policy_attached(e->name), mine = ours(e->name, &st);
+	uint64_t map_id;
+	FILE *kf;
+
+	if (e->pending) {
+		nr_pending++;
+		if (pinned(e->name) && mine) {
+			report(e->name, "detach", "would detach: %s", attached ?
+			       "its line names a cgroup that does not exist yet" :
+			       "its cgroup is gone (detached by the kernel)");
+			nr_changed++;
+		} else if (jw) {
+			event(e->name, e->line, "pending", "warning", e->note);
+			remember(e->line, NULL, e->note);
+		} else {
+			report(e->name, "pending", "pending: %s", e->note);
+		}
+		return;
+	}
+	if (attached && !mine) {
+		line_error(e->line, "%s: loaded by hand, not by apply: apply would "
+			   "leave it alone", e->name);
+		return;
+	}
+	if (!attached && !mine && pinned(e->name)) {
+		line_error(e->line, "%s: a pin apply did not make holds the name: "
+			   "apply would fail to load it (collapsectl unload %s)",
+			   e->name, e->name);
+		return;
+	}
+	nr_applied++;
+	if (attached && !read_attr(e->name, "cgroup_id", buf, sizeof(buf)) &&
+	    strtoull(buf, NULL, 10) != e->cgid) {
+		if (read_attr(e->name, "cgroup", from, sizeof(from)))
+			snprintf(from, sizeof(from), "another cgroup");
+		report(e->name, "move", "would move from %s to %s", from,
+		       e->cgroup);
+		nr_changed++;
+		return;
+	}
+	if (!attached) {
+		report(e->name, "load", "would load %s on %s", e->object,
+		       e->cgroup);
+		nr_changed++;
+		return;
+	}
+	pinned_link(e->name, &map_id);
+	if (st.hash == e->hash && !strcmp(st.object, e->object) &&
+	    !(st.map_id && map_id != st.map_id)) {
+		report(e->name, "unchanged", "unchanged");
+		nr_unchanged++;
+		return;
+	}
+	kf = fmemopen(knobs, sizeof(knobs) - 1, "w");
+	if (kf) {
+		knobs_print(kf, &e->knobs);
+		fclose(kf);
+	}
+	report(e->name, "swap", "would swap to %s%s%s", e->object, knobs,
+	       st.map_id && map_id != st.map_id ? " (the policy running was "
+	       "swapped since apply loaded it)" : "");
+	nr_changed++;
+}
+
+/* --plan: a pass, said and not done; the exit status apply's would be */
+static int plan_pass(int napplied, char applied[][32], int nlisted,
+		     char listed[][32], bool detailed)
+{
+	struct state st;
+	int i, j;
+
+	for (i = 0; i < napplied; i++) {
+		for (j = 0; j < nlisted; j++)
+			if (!strcmp(applied[i], listed[j]))
+				break;
+		if (j == nlisted && ours(applied[i], &st)) {
+			report(applied[i], "detach",
+			       "would detach (no longer listed)");
+			nr_changed++;
+		}
+	}
+	for (i = 0; i < nr_ents; i++)
+		if (ents[i].ok || ents[i].pending)
+			plan_entry(&ents[i]);
+	if (!jw)
+		printf("%s: %d would change, %d unchanged, %d pending, "
+		       "%d error%s; nothing done (--plan)\n", conf, nr_changed,
+		       nr_unchanged, nr_pending, errors, errors == 1 ? "" : "s");
+	if (errors && !nr_applied)
+		return 1;
+	if (errors)
+		return 3;
+	return detailed && nr_changed ? 4 : 0;
+}
+
 /* One apply of conf: the exit status of collapsectl apply. */
 static int apply_pass(bool check, bool detailed)
 {
 	char applied[MAX_LINES][32], listed[MAX_LINES][32];
 	int i, j, n, napplied, nlisted = 0;
 
-	errors = nr_applied = nr_changed = nr_pending = 0;
+	errors = nr_applied = nr_changed = nr_pending = nr_unchanged = 0;
 	memset(ents, 0, sizeof(ents));
 	napplied = applied_names(applied, MAX_LINES);
 	if (!follow) {
@@ -1119,6 +1260,8 @@ static int apply_pass(bool check, bool detailed)
 	if (n < 0)
 		return fail("%s: %s", conf, strerror(-n));
 	nr_ents = n;
+	if (plan)
+		return plan_pass(napplied, applied, nlisted, listed, detailed);
 	if (check) {
 		for (i = 0; i < n; i++)
 			if (offline && ents[i].ok)
@@ -1129,7 +1272,10 @@ static int apply_pass(bool check, bool detailed)
 			return fail("%s: %d line%s would not apply", conf, errors,
 				    errors == 1 ? "" : "s");
 		if (!jw)
-			printf("%s: every line would apply\n", conf);
+			printf("%s: %s\n", conf, offline ?
+			       "every line checked offline (objects not verified "
+			       "by a kernel, cgroups not looked up)" :
+			       "every line would apply");
 		return 0;
 	}
 	/* First what is no longer listed: it may hold a cgroup wanted below. */
@@ -1194,6 +1340,78 @@ static int unload_all(void)
 	return errors ? 3 : 0;
 }
 
+/*
+ * --follow's end (SIGTERM, SIGINT). Under systemd, unless
+ * --detach-on-exit, the links of the policies apply loaded go to the
+ * service's file descriptor store (sd_notify.c): kept attached over a
+ * restart, detached by the kernel when a stop closes the store. Their
+ * records stay, for the next start to know them as its own; what the
+ * last pass found goes (a stopped service expects nothing). Otherwise,
+ * or when systemd cannot take them: what `apply --unload` does.
+ */
+static int follow_stop(void)
+{
+	char applied[MAX_LINES][32], mine[MAX_LINES][32], pin[256];
+	int i, n, nr = 0, fd, kept;
+	bool sent[MAX_LINES];
+	struct state st;
+
+	if (detach_on_exit || !getenv("NOTIFY_SOCKET"))
+		return unload_all();
+	fd = apply_lock();
+	if (fd < 0)
+		return 1;
+	n = applied_names(applied, MAX_LINES);
+	for (i = 0; i < n && nr < FDSTORE_MAX; i++)
+		if (ours(applied[i], &st))
+			snprintf(mine[nr++], 32, "%.31s", applied[i]);
+	kept = fdstore_hand_over(mine, nr, sent);
+	if (kept < 0) {
+		if (kept == -ENOSYS || kept == -ENOSPC)
+			fprintf(stderr, "%scollapsectl: apply --follow: %s: detaching "
+				"the policies\n", journal_prio(LOG_NOTICE),
+				kept == -ENOSYS ? "no kcmp() (CONFIG_KCMP), with which "
+				"systemd tells BPF links apart in its file descriptor "
+				"store" : "the service's file descriptor store has no "
+				"room for them (FileDescriptorStoreMax=)");
+		close(fd);
+		return unload_all();
+	}
+	for (i = 0; i < nr; i++) {
+		if (!sent[i])
+			continue;	/* its pin keeps it: the next start's */
+		pin_path(pin, sizeof(pin), mine[i]);
+		unlink(pin);
+	}
+	unlink(EXPECTED_FILE);
+	unlink(STATUS_FILE);
+	close(fd);
+	printf("apply --follow stopped: %d polic%s sent to systemd's file "
+	       "descriptor store: attached over a restart, detached on a stop\n",
+	       kept, kept == 1 ? "y" : "ies");
+	return 0;
+}
+
+/*
+ * --follow's start, signals held: the links a restart kept in systemd's
+ * store pinned again. One apply loaded and the store did not give back
+ * is said so; the first pass attaches it anew.
+ */
+static void adopt_stored(void)
+{
+	char applied[MAX_LINES][32];
+	int i, n;
+
+	if (fdstore_adopt() <= 0)
+		return;
+	n = applied_names(applied, MAX_LINES);
+	for (i = 0; i < n; i++)
+		if (!pinned(applied[i]))
+			fprintf(stderr, "%scollapsectl: apply --follow: %s: its link did "
+				"not come back from systemd's file descriptor store: "
+				"attached anew\n", journal_prio(LOG_WARNING), applied[i]);
+}
+
 /* CLOCK_MONOTONIC ns of the last pass STATUS_FILE records, 0 if none */
 static long long last_pass_ns(void)
 {
@@ -1239,9 +1457,11 @@ int cmd_apply(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "unload", no_argument, NULL, 'u' },
 		{ "check", no_argument, NULL, 'c' },
+		{ "plan", no_argument, NULL, 'P' },
 		{ "offline", no_argument, NULL, 'o' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "reread", no_argument, NULL, 'r' },
+		{ "detach-on-exit", no_argument, NULL, 'D' },
 		{ "reload", required_argument, NULL, 'R' },
 		{ "detailed-exitcode", no_argument, NULL, 'x' },
 		{ "follow", no_argument, NULL, 'f' },
@@ -1262,9 +1482,11 @@ int cmd_apply(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'u': unload = true; break;
 		case 'c': check = true; break;
+		case 'P': plan = true; break;
 		case 'o': offline = true; break;
 		case 's': strict = true; break;
 		case 'r': reread = true; break;
+		case 'D': detach_on_exit = true; break;
 		case 'R':
 			if (parse_pid(optarg, &reload_pid)) {
 				fail("--reload takes the pid of an apply --follow (got "
@@ -1288,18 +1510,19 @@ int cmd_apply(int argc, char **argv)
 		}
 	}
 	if (reload_pid) {
-		if (argc != optind || unload || check || detailed || follow ||
-		    offline || strict || reread || json || has_interval) {
+		if (argc != optind || unload || check || plan || detailed || follow ||
+		    offline || strict || reread || json || has_interval ||
+		    detach_on_exit) {
 			fputs(apply_usage, stderr);
 			return 2;
 		}
 		return reload_follower(reload_pid);
 	}
 	if (argc - optind != (unload ? 0 : 1) ||
-	    unload + check + detailed + follow > 1 ||
+	    unload + check + (detailed && !plan) + follow + plan > 1 ||
 	    (has_interval && !follow) || (json && follow) ||
 	    (offline && (!check || strict)) || (strict && (unload || follow)) ||
-	    (reread && !follow)) {
+	    ((reread || detach_on_exit) && !follow)) {
 		fputs(apply_usage, stderr);
 		return 2;
 	}
@@ -1311,9 +1534,9 @@ int cmd_apply(int argc, char **argv)
 		rc = load_sources();
 		if (rc)
 			return rc == -EFBIG ? 1 : fail("%s: %s", conf, strerror(-rc));
-		return apply_follow(follow_pass, unload_all, interval);
+		return apply_follow(adopt_stored, follow_pass, follow_stop, interval);
 	}
-	fd = check ? 0 : apply_lock();
+	fd = check || plan ? 0 : apply_lock();
 	if (fd < 0)
 		return 1;
 	if (json) {
@@ -1323,7 +1546,8 @@ int cmd_apply(int argc, char **argv)
 		jsonw_start_object(jw);
 		if (conf)
 			json_string_field(jw, "file", conf);
-		jsonw_string_field(jw, "mode", unload ? "unload" : check ? "check" : "apply");
+		jsonw_string_field(jw, "mode", unload ? "unload" : check ? "check" :
+				   plan ? "plan" : "apply");
 		if (check)
 			jsonw_bool_field(jw, "offline", offline);
 		jsonw_name(jw, "events");
@@ -1344,6 +1568,8 @@ int cmd_apply(int argc, char **argv)
 		jsonw_int_field(jw, "applied", nr_applied);
 		jsonw_int_field(jw, "changed", nr_changed);
 		jsonw_int_field(jw, "pending", nr_pending);
+		if (plan)
+			jsonw_int_field(jw, "unchanged", nr_unchanged);
 		jsonw_int_field(jw, "errors", errors);
 		jsonw_int_field(jw, "exit_status", rc);
 		jsonw_end_object(jw);

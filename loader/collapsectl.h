@@ -52,14 +52,28 @@ bool require_admin(void);
 int check_args(int argc, char **argv, int nargs, const char *usage);
 
 /*
- * apply_follow.c: run @pass now, then whenever a cgroup appears or goes
- * and every @interval seconds; on SIGHUP re-execute collapsectl (a new
- * binary after an upgrade) with the same arguments; on SIGTERM or SIGINT
- * run @stop and return its status.
+ * apply_follow.c: with SIGHUP, SIGTERM and SIGINT held, run @start, then
+ * @pass, and @pass again whenever a cgroup appears or goes and every
+ * @interval seconds; on SIGHUP re-execute collapsectl (a new binary after
+ * an upgrade) with the same arguments; on SIGTERM or SIGINT run @stop and
+ * return its status.
  */
-int apply_follow(int (*pass)(void), int (*stop)(void), double interval);
-/* sd_notify(3) of @msg ("READY=1", "STATUS=...") when systemd asks for it */
+int apply_follow(void (*start)(void), int (*pass)(void), int (*stop)(void),
+		 double interval);
+/*
+ * sd_notify.c: sd_notify(3) of @msg ("READY=1", "STATUS=...") when systemd
+ * asks for it; and the links of policies apply loaded, kept over a restart
+ * in systemd's file descriptor store. hand_over: the pinned links of @names
+ * sent to the store, @sent[i] true for each one sent (their pins left to
+ * the caller to remove): how many; or -errno when systemd did not confirm
+ * (then detached here), or when it could not keep them apart (no kcmp())
+ * or has no room (-ENOSYS, -ENOSPC: nothing sent). adopt: the links the
+ * store passed to this start pinned again; how many.
+ */
+#define FDSTORE_MAX	256
 void sd_notify_msg(const char *msg);
+int fdstore_hand_over(char names[][32], int n, bool *sent);
+int fdstore_adopt(void);
 /* cmd_apply.c: what apply_follow() watches besides the slices */
 void follow_watch_listed(int ifd, uint32_t mask);
 /* cmd_apply.c: has a pending line's cgroup appeared since the pass? */

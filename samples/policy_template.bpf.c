@@ -5,10 +5,18 @@
  * Copy this file, rename the policy in COLLAPSE_EXT_OPS() at the bottom,
  * keep the hooks you need (each is optional) and build it the way `make`
  * builds bpf-progs/ (CO-RE: collapse_ext_types.h, no vmlinux.h; the
- * object loads on every kernel base):
+ * object loads on every kernel base). In the source tree after `make`,
+ * from its top:
  *
  *	clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ibuild/6.12/libbpf/include \
- *		-Ibuild/6.12/headers/include -Ibpf-progs -c my.bpf.c -o my.bpf.o
+ *		-Ibuild/6.12/headers/include -Ibpf-progs -c /path/to/my.bpf.c -o my.bpf.o
+ *
+ * On a host with collapse-ext-tools and a libbpf newer than 1.1 (Debian
+ * 13's libbpf-dev; on Debian 12 add -I for a newer one's headers):
+ *
+ *	clang -g -O2 -target bpf -D__TARGET_ARCH_x86 \
+ *		-I/usr/share/doc/collapse-ext-tools/examples \
+ *		-idirafter /usr/include/x86_64-linux-gnu -c my.bpf.c -o my.bpf.o
  *
  * then try it on the collapse_ext kernel:
  *
@@ -29,7 +37,9 @@ char _license[] SEC("license") = "GPL";
  * volatile global, set at load with --set VAR=VALUE) is described with
  * COLLAPSE_EXT_KNOB(var, "what it sets") below its declaration.
  */
-COLLAPSE_EXT_INFO("a starting point: answers as the kernel would");
+COLLAPSE_EXT_INFO("a starting point: file ranges fully populated, the node "
+		  "with most of a range's pages preferred, the rest as the "
+		  "kernel would");
 
 /*
  * Once per PMD-sized range, before it is scanned. *limits holds what the
@@ -48,9 +58,11 @@ int BPF_PROG(template_pte_limits, struct collapse_ext_ctx *cctx,
 }
 
 /*
- * Once per new huge page. Return a node id to allocate on that node only,
- * or COLLAPSE_EXT_ANY_NODE (-1) to keep the kernel's choice (the node with
- * most of the range's base pages).
+ * Once per new huge page. Return a preferred node id (tried first, without
+ * reclaim or compaction on that node alone, then the kernel's choice), or
+ * COLLAPSE_EXT_ANY_NODE (-1) to keep the kernel's choice (the node with
+ * most of the range's base pages). A node the task may not use (cpuset,
+ * mempolicy) is replaced by the kernel's choice.
  */
 SEC("struct_ops/target_node")
 s32 BPF_PROG(template_target_node, struct collapse_ext_ctx *cctx)
@@ -58,6 +70,8 @@ s32 BPF_PROG(template_target_node, struct collapse_ext_ctx *cctx)
 	u32 nid, best = 0, most = 0, n = collapse_ext_node_count();
 
 	/* Example: the node holding most base pages, by hand. */
+	if (!bpf_ksym_exists(collapse_ext_node_load))
+		return COLLAPSE_EXT_ANY_NODE;	/* a kernel without the kfunc */
 	for (nid = 0; nid < n && nid < 64; nid++) {
 		u32 load = collapse_ext_node_load(cctx, nid);
 
@@ -81,17 +95,6 @@ u32 BPF_PROG(template_batch_size, struct collapse_ext_ctx *cctx, u32 dflt,
 }
 
 /*
- * Once per khugepaged pass: base pages to scan. Root-only: the kernel
- * refuses a policy with this hook on any other cgroup (EOPNOTSUPP), so
- * delete it from a cgroup's policy.
- */
-SEC("struct_ops/pass_size")
-u32 BPF_PROG(template_pass_size, struct collapse_ext_ctx *cctx, u32 dflt)
-{
-	return dflt;
-}
-
-/*
  * After each attempt: an enum collapse_ext_result (COLLAPSE_EXT_RESULT_*:
  * collapsed, already huge, or the failure's reason), on every kernel.
  */
@@ -105,5 +108,11 @@ COLLAPSE_EXT_OPS(policy_template,
 	.pte_limits = (void *)template_pte_limits,
 	.target_node = (void *)template_target_node,
 	.batch_size = (void *)template_batch_size,
-	.pass_size = (void *)template_pass_size,
 	.collapsed = (void *)template_collapsed);
+/*
+ * The other hooks (collapse_ext_ops(7)): scan_budget, khugepaged's share of
+ * a pass per mm (priority.bpf.c); pass_size, the pass itself, on the root's
+ * policy only (pace.bpf.c); orders, the mTHP orders of a range on 7.3
+ * (mthp_frugal.bpf.c); split_underused, which huge pages full of zeros are
+ * split again under pressure (elastic.bpf.c); init and exit.
+ */

@@ -25,7 +25,10 @@
 #   cgroup's memory.high, set first: max; e.g. 300M for a limit below
 #   eager's footprint), HIGH_AFTER (memory.high written after the agent's
 #   collapse, before the benchmark: the host got tight after the collapse;
-#   300M, between frugal's footprint and eager's; empty: left alone).
+#   300M, between frugal's footprint and eager's; empty: left alone),
+#   HIGH_STEPS (0: HIGH_AFTER written at once; N: memory.high lowered from
+#   the usage after the collapse to HIGH_AFTER in N equal steps, one every
+#   half second while the benchmark runs: the host gets tight gradually).
 #
 # In the guest (what the host runs):
 #   redis_ab.sh guest      collapsectl ab --reps $REPS A B -- redis_ab.sh workload
@@ -56,6 +59,7 @@ DURATION=${DURATION:-300}
 PRIMARY=${PRIMARY:-set_rps}
 MEMORY_HIGH=${MEMORY_HIGH:-max}
 HIGH_AFTER=${HIGH_AFTER-300M}
+HIGH_STEPS=${HIGH_STEPS:-0}
 LIBDIR=/lib/x86_64-linux-gnu
 
 # ---- in the guest: one run ---------------------------------------------------
@@ -115,7 +119,11 @@ workload() {
 	echo "agent: $ok of $((ok + no)) 2 MiB ranges collapsed: VmRSS $rss_collapsed kB," \
 		"AnonHugePages $(sed -n 's/^AnonHugePages:[[:space:]]*\([0-9]*\).*/\1/p' \
 		"/proc/$pid/smaps_rollup") kB ($(since)s)"
-	if [ -n "$HIGH_AFTER" ]; then
+	stepper=
+	if [ -n "$HIGH_AFTER" ] && [ "$HIGH_STEPS" -gt 0 ]; then
+		lower_in_steps "$cg" &
+		stepper=$!
+	elif [ -n "$HIGH_AFTER" ]; then
 		# reclaim down to it runs in this write
 		echo "$HIGH_AFTER" > "$cg/memory.high" || exit 1
 		echo "memory.high $HIGH_AFTER: memory.current" \
@@ -125,6 +133,7 @@ workload() {
 	redis-benchmark -s "$sock" -t set,get -n "$BENCH" -r "$KEYS" -d "$VALUE" \
 		-c "$CLIENTS" --csv > /tmp/redis-ab.$$.csv || exit 1
 	echo "benchmark done ($(since)s)"
+	[ -z "$stepper" ] || wait "$stepper"
 	set_rps=$(awk -F'"' '$2 == "SET" { print $4 }' /tmp/redis-ab.$$.csv)
 	get_rps=$(awk -F'"' '$2 == "GET" { print $4 }' /tmp/redis-ab.$$.csv)
 	# "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms",
@@ -156,6 +165,26 @@ vmstat() {
 	awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat
 }
 
+# memory.high of cgroup $1 from its usage now down to HIGH_AFTER, in
+# HIGH_STEPS equal steps half a second apart (each write reclaims to it)
+lower_in_steps() {
+	from=$(cat "$1/memory.current")
+	case $HIGH_AFTER in
+	*G) to=$(( ${HIGH_AFTER%G} << 30 )) ;;
+	*M) to=$(( ${HIGH_AFTER%M} << 20 )) ;;
+	*K) to=$(( ${HIGH_AFTER%K} << 10 )) ;;
+	*) to=$HIGH_AFTER ;;
+	esac
+	i=1
+	while [ $i -le "$HIGH_STEPS" ]; do
+		echo $(( from - (from - to) * i / HIGH_STEPS )) > "$1/memory.high"
+		[ $i = "$HIGH_STEPS" ] || sleep 0.5
+		i=$((i + 1))
+	done
+	echo "memory.high lowered to $HIGH_AFTER in $HIGH_STEPS steps: memory.current" \
+		"$(( $(cat "$1/memory.current") / 1024 )) kB ($(since)s)"
+}
+
 thp_kb() {
 	awk '$1 == "anon_thp" { print int($2 / 1024) }' "$1/memory.stat"
 }
@@ -173,7 +202,8 @@ guest() {
 	BPF=/usr/share/collapse_ext/bpf
 	echo "== redis $(LD_LIBRARY_PATH=$LIBDIR redis-server --version | cut -d' ' -f3)" \
 		"on $(uname -r): $POLICY_A against $POLICY_B, $REPS runs each," \
-		"memory.high $MEMORY_HIGH, then ${HIGH_AFTER:-left} after the collapse"
+		"memory.high $MEMORY_HIGH, then ${HIGH_AFTER:-left} after the collapse" \
+		"$([ "$HIGH_STEPS" -gt 0 ] && echo "in $HIGH_STEPS steps")"
 	rc=0
 	for b in $POLICY_B; do
 		echo "@@AB-BEGIN $b@@"
@@ -182,7 +212,8 @@ guest() {
 			--csv "/tmp/redis_ab-$b.csv" -- \
 			env REPS="$REPS" KEYS="$KEYS" FILL="$FILL" VALUE="$VALUE" \
 			BENCH="$BENCH" CLIENTS="$CLIENTS" MEMORY_HIGH="$MEMORY_HIGH" \
-			HIGH_AFTER="$HIGH_AFTER" sh /root/redis_ab.sh workload 2>&1
+			HIGH_AFTER="$HIGH_AFTER" HIGH_STEPS="$HIGH_STEPS" \
+			sh /root/redis_ab.sh workload 2>&1
 		r=$?
 		[ $rc != 0 ] || rc=$r
 		echo "@@AB-END $b@@"
@@ -253,7 +284,8 @@ start=$(date +%s)
 	env REPS="$REPS" POLICY_A="$POLICY_A" POLICY_B="$POLICY_B" KEYS="$KEYS" \
 	FILL="$FILL" VALUE="$VALUE" BENCH="$BENCH" CLIENTS="$CLIENTS" \
 	DURATION="$DURATION" PRIMARY="$PRIMARY" MEMORY_HIGH="$MEMORY_HIGH" \
-	HIGH_AFTER="$HIGH_AFTER" sh /root/redis_ab.sh guest > /dev/null &
+	HIGH_AFTER="$HIGH_AFTER" HIGH_STEPS="$HIGH_STEPS" \
+	sh /root/redis_ab.sh guest > /dev/null &
 vm=$!
 # progress: one line per run as it ends
 tail -n +1 -f --pid=$vm "$log" 2>/dev/null | tr -d '\r' |
@@ -279,7 +311,7 @@ section() {
 		"(guest boot included), exit status $rc"
 	echo "# REPS=$REPS POLICY_A=$POLICY_A POLICY_B=$POLICY_B KEYS=$KEYS FILL=$FILL" \
 		"VALUE=$VALUE BENCH=$BENCH CLIENTS=$CLIENTS DURATION=$DURATION" \
-		"MEMORY_HIGH=$MEMORY_HIGH HIGH_AFTER=$HIGH_AFTER"
+		"MEMORY_HIGH=$MEMORY_HIGH HIGH_AFTER=$HIGH_AFTER HIGH_STEPS=$HIGH_STEPS"
 	tr -d '\r' < "$log" | grep -m1 '^== redis' || true
 	for b in $POLICY_B; do
 		echo "## $POLICY_A against $b"

@@ -4,7 +4,8 @@
 # debhelper's (dh_installchangelogs, dh_installdocs, dh_lintian).
 DOC_DIR  := usr/share/doc/collapse-ext-tools
 EXAMPLES := $(SAMPLE_SRCS) samples/policy_template.bpf.c $(BPF_SRCS) \
-	    bpf-progs/collapse_ext.bpf.h bpf-progs/collapse_ext_types.h
+	    bpf-progs/collapse_ext.bpf.h bpf-progs/collapse_ext_types.h \
+	    loader/deb/collapse_ext.rules.yml
 
 .PHONY: install-tools
 install-tools: tools

@@ -8,12 +8,15 @@
 #
 #  1. apt-get install: nothing enabled, nothing started, nothing attached;
 #  2. a policy on a service that is not running yet: pending, then attached
-#     to the service's cgroup when it starts (collapse-ext.service, enabled
+#     to the service's cgroup (systemd's ControlGroup, while a directory of
+#     the same name exists elsewhere) when it starts (collapse-ext.service, enabled
 #     and started), and again after the service restarts (a new cgroup: the
 #     kernel detaches the policy and logs it, the service attaches it again);
 #  3. a reload with a file that does not verify fails and changes nothing;
 #  4. apt-get install of the upgrade: the service reloaded (the new
 #     collapsectl runs in the same process), the policy never detached;
+#     systemctl restart: the policy kept attached (its link waits in the
+#     service's file descriptor store), systemctl stop: detached;
 #  the metrics service writes the textfile, its timer runs once enabled;
 #  5. apt-get remove: the service stopped, nothing attached or pinned, also
 #     a policy loaded by hand; the conffiles stay;
@@ -104,8 +107,13 @@ check "the policy of a service not started is pending, not attached" \
 	eval '! is_attached web'
 check "the pending line is logged as a warning" \
 	wait_for 10 sh -c "journalctl -q -u collapse-ext.service -p warning | grep -q '$WORKLOAD'"
+# a directory of the unit's name elsewhere, as a container's own systemd
+# makes: the unit's cgroup is the one systemd names (D-Bus), not a guess
+DECOY=/sys/fs/cgroup/ce-nested/system.slice/$WORKLOAD
+mkdir -p $DECOY
 systemctl start $WORKLOAD
-check "attached to $WORKLOAD's cgroup once it starts" wait_for 30 attached_on web "$WL_CG"
+check "attached to $WORKLOAD's cgroup once it starts (systemd's, not a namesake's)" \
+	wait_for 30 attached_on web "$WL_CG"
 cg1=$(stat -c %i "$WL_CG")
 dm1=$(dmesg | grep -c 'collapse_ext: policy web detached: its cgroup')
 systemctl restart $WORKLOAD
@@ -113,6 +121,14 @@ check "after a restart of $WORKLOAD, attached to its new cgroup" \
 	wait_for 30 eval '[ "$(stat -c %i $WL_CG)" != "$cg1" ] && attached_on web "$WL_CG"'
 check "the kernel logged the detach when the old cgroup went" \
 	sh -c "[ \$(dmesg | grep -c 'collapse_ext: policy web detached: its cgroup') -gt $dm1 ]"
+JD=systemd-journald.service
+mkdir -p /sys/fs/cgroup/ce-nested/system.slice/$JD
+check "collapsectl load --cgroup $JD finds the unit through systemd too" \
+	sh -c "collapsectl load passthrough --name byunit --cgroup $JD > /dev/null"
+check "... on systemd's cgroup of it" attached_on byunit /sys/fs/cgroup/system.slice/$JD
+collapsectl unload byunit > /dev/null
+rmdir /sys/fs/cgroup/ce-nested/system.slice/$JD $DECOY
+rmdir /sys/fs/cgroup/ce-nested/system.slice /sys/fs/cgroup/ce-nested
 
 # 3. a reload with a bad file
 cp "$CONF" /tmp/good.conf
@@ -138,6 +154,34 @@ check "collapse-ext.service is active after the upgrade" is_state collapse-ext.s
 check "the policy stayed attached across the upgrade (the same attach time)" \
 	eval '[ "$(pol web attach_time_ns)" = "$att1" ]'
 
+# a restart keeps the policies attached: their links wait in systemd's file
+# descriptor store while the service restarts (two of them: systemd tells
+# BPF links apart with kcmp()); a stop closes the store
+slice() {
+	systemctl set-property --runtime "$1" MemoryAccounting=yes
+	systemctl start "$1"
+}
+slice ce-keep.slice
+echo "keep frugal ce-keep.slice" >> "$CONF"
+systemctl reload collapse-ext.service
+check "a second policy, on a slice" wait_for 10 is_attached keep
+att2=$(pol web attach_time_ns)
+attk=$(pol keep attach_time_ns)
+check "systemctl restart collapse-ext.service" systemctl restart collapse-ext.service
+check "both policies stayed attached across the restart (the same attach times, pinned again)" \
+	eval '[ "$(pol web attach_time_ns)" = "$att2" ] && [ -e $PINS/web ] &&
+	      [ "$(pol keep attach_time_ns)" = "$attk" ] && [ -e $PINS/keep ]'
+check "the restarted service took its link back out of the store" \
+	sh -c '[ "$(systemctl show -p NFileDescriptorStore --value collapse-ext.service)" = 0 ]'
+check "the journal says the link was kept" \
+	sh -c "journalctl -q -u collapse-ext.service | grep -q 'web: kept attached over the restart'"
+systemctl stop collapse-ext.service
+check "systemctl stop detaches the policies (the store closed)" \
+	wait_for 10 eval '! is_attached web && ! is_attached keep'
+check "... and leaves no pin" sh -c "! [ -e $PINS/web ] && ! [ -e $PINS/keep ]"
+systemctl start collapse-ext.service
+check "systemctl start attaches it again" wait_for 30 attached_on web "$WL_CG"
+
 # the counters for the node exporter, by the timer's service, into a
 # directory root does not own (as prometheus-node-exporter's)
 PROM=/var/lib/prometheus/node-exporter
@@ -151,6 +195,50 @@ rm -f $PROM/collapse_ext.prom
 check "systemctl enable --now collapse-ext-metrics.timer" \
 	sh -c 'systemctl enable --now collapse-ext-metrics.timer 2>/dev/null'
 check "the timer writes it again within 40 s" wait_for 40 test -s $PROM/collapse_ext.prom
+
+# What Prometheus gets: two scrapes of the textfile, around two demo
+# workloads under frugal and eager (one slice each, loaded by hand) with a
+# line pending (a unit not started), and what collapsectl stats says then;
+# the host evaluates the shipped rules and the queries on them with
+# promtool (loader/deb/prom-check.py)
+scrape() {
+	systemctl start collapse-ext-metrics.service
+	echo "@@PROM-BEGIN $1@@"
+	cat $PROM/collapse_ext.prom
+	echo "@@PROM-END $1@@"
+}
+echo "late passthrough ce-late.service" >> "$CONF"
+systemctl reload collapse-ext.service
+for p in frugal eager; do
+	slice ce-demo-$p.slice
+	collapsectl load $p --name demo_$p --cgroup ce-demo-$p.slice > /dev/null
+done
+check "two demo policies and a pending line for the scrapes" \
+	sh -c "[ \"\$(grep -c '^late pending' /run/collapse_ext/expected)\" = 1 ]" 
+scrape 1
+for p in frugal eager; do
+	# in a cgroup of its own below the slice (systemd-run needs D-Bus,
+	# which the guest does not run)
+	d=/sys/fs/cgroup/ce.slice/ce-demo.slice/ce-demo-$p.slice/ce-run
+	mkdir -p $d
+	sh -c "echo \$\$ > $d/cgroup.procs && exec /usr/libexec/collapse_ext/collapse_demo \
+		--size 16 --sparse 25 --walk 1000" 2>&1 | sed "s/^/# demo under $p: /"
+	rmdir $d
+done
+scrape 2
+echo "@@STATS-BEGIN@@"
+collapsectl -j stats
+echo
+echo "@@STATS-END@@"
+check "the demo under frugal had collapses fail and succeed, under eager succeed" \
+	sh -c "collapsectl -j stats demo_frugal | grep -q '\"collapse_failed\":[1-9]' &&
+	       collapsectl -j stats demo_eager | grep -q '\"collapse_succeeded\":[1-9]'"
+for p in frugal eager; do
+	collapsectl unload demo_$p > /dev/null
+	systemctl stop ce-demo-$p.slice
+done
+cp /tmp/good.conf "$CONF"
+systemctl reload collapse-ext.service
 
 # 5. remove, with a policy loaded by hand beside the service's
 check "collapsectl load frugal.bpf.o --name manual" \

@@ -22,7 +22,9 @@
 #     collapse-ext.service with a policy on a service that starts and
 #     restarts, reloads a bad file, upgrades (to the package repacked with
 #     a higher version), removes and purges it: every step checked, nothing
-#     left attached or pinned.
+#     left attached or pinned; then promtool (Debian's prometheus package,
+#     unpacked) evaluates the shipped rules on the guest's two scrapes
+#     (loader/deb/prom-check.py).
 # Ends with one line: "test-deb: PASS ..." or "test-deb: FAIL: why".
 #
 # Usage: loader/deb/test-deb.sh TOOLS.deb DEB_DIR   (from the source tree)
@@ -236,8 +238,21 @@ if [ "$(id -u)" = 0 ]; then
 	fi
 	selftests/vm/kernel-problems "$log" ||
 		fail "the packaged kernel reported problems on the console ($log)"
+	# 6. the metrics in Prometheus's own engine: promtool, from Debian's
+	# prometheus package, unpacked, not installed (no server started)
+	step "promtool: the shipped rules on the guest's two scrapes"
+	(cd "$tmp" && apt-get download -q prometheus > "$tmp/apt-download.log" 2>&1) ||
+		{ sed 's/^/    /' "$tmp/apt-download.log"
+		  fail "could not download Debian's prometheus package (for promtool)"; }
+	dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/prom"
+	prc=0
+	python3 loader/deb/prom-check.py "$tmp/prom/usr/bin/promtool" \
+		"$(pwd)/loader/deb/collapse_ext.rules.yml" "$tmp/systemd" "$tmp" \
+		> "$tmp/prom-check.out" 2>&1 || prc=$?
+	sed 's/^/    /' "$tmp/prom-check.out"
+	[ "$prc" = 0 ] || fail "the shipped Prometheus rules on the guest's metrics (above)"
 	npoints=$(grep -c '^ok ' "$tmp/systemd")
-	done_list="$done_list; under systemd: $npoints checks (install, service follows a restarting unit, bad reload, upgrade, remove, purge)"
+	done_list="$done_list; under systemd: $npoints checks (install, service follows a restarting unit, bad reload, upgrade, its restart keeping the policies and its stop detaching them, remove, purge); promtool: the shipped rules on two scrapes"
 else
 	step "not root: the systemd guest is not run"
 	done_list="$done_list; systemd guest NOT run (not root)"

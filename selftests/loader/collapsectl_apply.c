@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,10 +84,12 @@ FIXTURE_SETUP(apply)
 }
 
 static void follow_kill(void);
+static void store_close(void);
 
 FIXTURE_TEARDOWN(apply)
 {
 	follow_kill();
+	store_close();	/* before the pins go: the links the store holds */
 	unload_pinned_policies();
 	cg_remove(SLICE "/ce_svc.service");
 	cg_remove(SLICE "/ce_run.service");
@@ -262,6 +267,86 @@ TEST_F(apply, check_touches_nothing)
 }
 
 /*
+ * --plan says what a pass would do to each line (load, swap, move,
+ * detach, unchanged, pending) and does none of it; the apply that
+ * follows does what it said. --detailed-exitcode: 4 when it would change.
+ */
+TEST_F(apply, plan_says_and_changes_nothing)
+{
+	write_conf("web frugal ce-web.slice\n"
+		   "b passthrough /ce_b\n"
+		   "z frugal /ce_c\n"
+		   "d frugal /ce_no/such\n");
+	EXPECT_EQ(4, run_cmd(out, sizeof(out), "collapsectl apply --plan "
+			     "--detailed-exitcode " CONF));
+	EXPECT_NE(NULL, strstr(out, "web: would load " BPF "frugal.bpf.o on "
+			       "/sys/fs/cgroup/" SLICE "\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "b: would load " BPF "passthrough.bpf.o on "
+			       "/sys/fs/cgroup/ce_b\n"));
+	EXPECT_NE(NULL, strstr(out, "d: pending: cgroup /sys/fs/cgroup/ce_no/such"));
+	EXPECT_NE(NULL, strstr(out, CONF ": 3 would change, 0 unchanged, 1 pending, "
+			       "0 errors; nothing done (--plan)"));
+	EXPECT_EQ(0, policy_cgroup("web"));
+	EXPECT_EQ(0, policy_cgroup("b"));
+	/* without --detailed-exitcode, 0 */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --plan " CONF));
+
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply " CONF)) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --plan "
+			     "--detailed-exitcode " CONF));
+	EXPECT_NE(NULL, strstr(out, "web: unchanged\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, ": 0 would change, 3 unchanged, 1 pending"));
+
+	/* another object, another cgroup, a line gone, knobs */
+	write_conf("web eager ce-web.slice\n"
+		   "b passthrough /ce_c\n"
+		   "d frugal /ce_no/such\n"
+		   "n priority /ce_b share_pct=10\n");
+	EXPECT_EQ(4, run_cmd(out, sizeof(out), "collapsectl apply --plan "
+			     "--detailed-exitcode " CONF));
+	EXPECT_NE(NULL, strstr(out, "z: would detach (no longer listed)\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "web: would swap to " BPF "eager.bpf.o\n"));
+	EXPECT_NE(NULL, strstr(out, "b: would move from /ce_b to /sys/fs/cgroup/ce_c\n"));
+	EXPECT_NE(NULL, strstr(out, "n: would load " BPF "priority.bpf.o on "
+			       "/sys/fs/cgroup/ce_b\n"));
+	EXPECT_NE(NULL, strstr(out, ": 4 would change, 0 unchanged, 1 pending"));
+	/* said, not done */
+	EXPECT_EQ(self->web, policy_cgroup("web"));
+	EXPECT_EQ(self->b, policy_cgroup("b"));
+	EXPECT_EQ(self->c, policy_cgroup("z"));
+	EXPECT_EQ(0, policy_cgroup("n"));
+	EXPECT_EQ(0, policy_stat("web", "swaps"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl -j apply --plan " CONF));
+	EXPECT_NE(NULL, strstr(out, "\"mode\":\"plan\",\"events\":[{\"policy\":\"z\","
+			       "\"action\":\"detach\",")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "{\"policy\":\"web\",\"action\":\"swap\","));
+	EXPECT_NE(NULL, strstr(out, "{\"policy\":\"d\",\"line\":3,\"action\":\"pending\","
+			       "\"level\":\"warning\","));
+	EXPECT_NE(NULL, strstr(out, "\"applied\":3,\"changed\":4,\"pending\":1,"
+			       "\"unchanged\":0,\"errors\":0,\"exit_status\":0}"));
+	/* the apply does what the plan said */
+	EXPECT_EQ(4, run_cmd(out, sizeof(out), "collapsectl apply --detailed-exitcode "
+			     CONF)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "z: detached (no longer listed)"));
+	EXPECT_NE(NULL, strstr(out, "web: swapped to " BPF "eager.bpf.o"));
+	EXPECT_NE(NULL, strstr(out, "b: moved from /ce_b to /sys/fs/cgroup/ce_c"));
+	EXPECT_NE(NULL, strstr(out, "n: loaded " BPF "priority.bpf.o on /sys/fs/cgroup/ce_b"));
+	EXPECT_EQ(self->c, policy_cgroup("b"));
+	EXPECT_EQ(self->b, policy_cgroup("n"));
+
+	/* a policy loaded by hand is an error, as apply would report it */
+	ASSERT_EQ(0, cg_create("ce_b/kid", NULL));
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF
+			     "passthrough.bpf.o --name manual --cgroup /sys/fs/cgroup/ce_b/kid"));
+	write_conf("manual frugal /ce_b/kid\n");
+	EXPECT_EQ(1, run_cmd(out, sizeof(out), "collapsectl apply --plan " CONF));
+	EXPECT_NE(NULL, strstr(out, CONF ":1: manual: loaded by hand, not by apply"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --plan --check " CONF));
+	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --plan --follow " CONF));
+}
+
+/*
  * --check --offline, a fleet's configuration CI: as nobody, and on a
  * kernel without collapse_ext, every line is judged from the file and the
  * objects alone (knobs by the object's types, pass_size on the root only,
@@ -315,6 +400,11 @@ TEST_F(apply, check_offline_needs_no_root_nor_kernel)
 	EXPECT_EQ(0, run_cmd_as(65534, out, sizeof(out), "collapsectl apply --json "
 				"--check --offline " CONF));
 	EXPECT_NE(NULL, strstr(out, "\"mode\":\"check\",\"offline\":true")) TH_LOG("%s", out);
+	/* and its summary says what was not checked */
+	EXPECT_EQ(0, run_cmd_as(65534, out, sizeof(out), "collapsectl apply --check "
+				"--offline " CONF));
+	EXPECT_NE(NULL, strstr(out, CONF ": every line checked offline (objects not "
+			       "verified by a kernel, cgroups not looked up)")) TH_LOG("%s", out);
 	/* --offline is a kind of --check, and looks nothing up: no --strict */
 	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --offline " CONF));
 	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --check --offline "
@@ -464,6 +554,76 @@ TEST_F(apply, systemd_unit_names)
 	EXPECT_NE(NULL, strstr(out, ":4: gone: pending: unit ce_nosuch.service has no cgroup"));
 	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload"));
 	cg_remove("ce.slice/ce-web.slice/ce_app.service");
+}
+
+/*
+ * Under systemd a unit's cgroup is the one systemd names (its ControlGroup,
+ * from systemctl), not a directory of the unit's name found in the tree,
+ * where a container's own systemd may have made another; without an
+ * answer from systemctl, the tree. systemd is played here by
+ * /run/systemd/system and a systemctl earlier in PATH.
+ */
+TEST_F(apply, units_through_systemd)
+{
+	const char *path = getenv("PATH");
+	char saved[1024];
+
+	snprintf(saved, sizeof(saved), "%s", path ? path : "/usr/bin:/bin");
+	if (!access("/run/systemd/system", F_OK))
+		SKIP(return, "systemd runs here: its marker is not the test's to play");
+	ASSERT_EQ(0, cg_memory_subtree("ce_c", true));	/* a memcg for its child */
+	ASSERT_EQ(0, cg_create("ce_b/ce_dup.service", NULL));
+	ASSERT_EQ(0, cg_create("ce_b/ce_other.service", NULL));
+	ASSERT_EQ(0, cg_create("ce_c/ce_dup.service", NULL));
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "mkdir -p /tmp/ce_bin /run/systemd/system"));
+	write_text("/tmp/ce_bin/systemctl",
+		   "#!/bin/sh\n"
+		   "[ -e /tmp/ce_bin/fail ] && exit 1\n"
+		   "q='show --property=LoadState --property=ControlGroup --'\n"
+		   "case \"$*\" in\n"
+		   "\"$q ce_dup.service\") "
+		   "printf 'LoadState=loaded\\nControlGroup=/ce_c/ce_dup.service\\n' ;;\n"
+		   "\"$q ce_nosuch.service\") printf 'LoadState=loaded\\nControlGroup=\\n' ;;\n"
+		   "\"$q ce_other.service\") printf 'LoadState=not-found\\nControlGroup=\\n' ;;\n"
+		   "*) exit 1 ;;\n"
+		   "esac\n");
+	ASSERT_EQ(0, chmod("/tmp/ce_bin/systemctl", 0755));
+	write_conf("dup passthrough ce_dup.service\n"
+		   "gone frugal ce_nosuch.service\n"
+		   "other frugal ce_other.service\n");
+	/* without systemd: two directories of that name, no guess */
+	run_cmd(out, sizeof(out), "rmdir /run/systemd/system");
+	EXPECT_EQ(3, run_cmd(out, sizeof(out), "PATH=/tmp/ce_bin:%s collapsectl apply "
+			     CONF " 2>&1", saved));
+	EXPECT_NE(NULL, strstr(out, ":1: dup: unit ce_dup.service is in 2 cgroups: "
+			       "give its path")) TH_LOG("%s", out);
+	/* with it: systemd's cgroup of the unit, for load and apply alike */
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "mkdir -p /run/systemd/system"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "PATH=/tmp/ce_bin:%s collapsectl load "
+			     BPF "frugal.bpf.o --name byunit --cgroup ce_dup.service",
+			     saved)) TH_LOG("%s", out);
+	EXPECT_EQ(cg_id("ce_c/ce_dup.service"), policy_cgroup("byunit"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl unload byunit"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "PATH=/tmp/ce_bin:%s collapsectl apply "
+			     CONF " 2>&1", saved));
+	EXPECT_EQ(cg_id("ce_c/ce_dup.service"), policy_cgroup("dup")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, ":2: gone: pending: unit ce_nosuch.service has no "
+			       "cgroup (is it running?)"));
+	/* a unit systemd does not know (a container's): the tree */
+	EXPECT_EQ(cg_id("ce_b/ce_other.service"), policy_cgroup("other"));
+	/* systemctl that cannot answer: the tree again */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload"));
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "touch /tmp/ce_bin/fail"));
+	EXPECT_EQ(3, run_cmd(out, sizeof(out), "PATH=/tmp/ce_bin:%s collapsectl apply "
+			     CONF " 2>&1", saved));
+	EXPECT_NE(NULL, strstr(out, "is in 2 cgroups")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "did not answer: units are looked for in the "
+			       "cgroup tree"));
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --unload"));
+	run_cmd(out, sizeof(out), "rm -rf /tmp/ce_bin; rmdir /run/systemd/system");
+	cg_remove("ce_b/ce_dup.service");
+	cg_remove("ce_b/ce_other.service");
+	cg_remove("ce_c/ce_dup.service");
 }
 
 /* A policy loaded by hand under a listed name is reported, never changed. */
@@ -773,6 +933,244 @@ TEST_F_TIMEOUT(apply, reload_returns_when_applied, 60)
 	EXPECT_NE(NULL, strstr(out, "--reload: process")) TH_LOG("%s", out);
 	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --reload x"));
 	EXPECT_EQ(2, run_cmd(out, sizeof(out), "collapsectl apply --reload 1 " CONF));
+	unlink(LOG);
+}
+
+/* systemd's notify socket, played by the test (sd_notify(3)) */
+#define NOTIFY		"/tmp/ce_notify.sock"
+
+static int notify_listen(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = NOTIFY };
+	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	unlink(NOTIFY);
+	if (s < 0 || bind(s, (struct sockaddr *)&sa, sizeof(sa)))
+		return -1;
+	return s;
+}
+
+/*
+ * The next datagram on @s within @secs: its text in @msg, the file
+ * descriptor it carried in *@fd (-1: none). 0, or -1 when none came.
+ */
+static int notify_recv(int s, char *msg, size_t len, int *fd, int secs)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { msg, len - 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct pollfd pfd = { .fd = s, .events = POLLIN };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	*fd = -1;
+	if (poll(&pfd, 1, secs * 1000) != 1)
+		return -1;
+	n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -1;
+	msg[n] = 0;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (cm && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	return 0;
+}
+
+/* Messages until one starts with @what; its fd closed (a barrier's ack) */
+static bool notify_until(int s, const char *what)
+{
+	char msg[256];
+	int fd;
+
+	while (!notify_recv(s, msg, sizeof(msg), &fd, 20)) {
+		if (fd >= 0)
+			close(fd);
+		if (!strncmp(msg, what, strlen(what)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A stop as systemd sees it: SIGTERM, then the links the follower stores
+ * (FDSTORE=1, FDNAME=ce-NAME) into @fds by name (@names, @n), until its
+ * BARRIER=1, acknowledged by closing the pipe it sent; its exit status.
+ */
+static int notify_stop(int s, pid_t pid, const char *names[], int *fds, int n)
+{
+	char msg[256];
+	int fd, i, j, status = -1;
+
+	kill(pid, SIGTERM);
+	for (i = 0; i < 20; i++) {
+		if (notify_recv(s, msg, sizeof(msg), &fd, 1)) {
+			/* nothing more to come from an exited follower */
+			if (waitpid(pid, &status, WNOHANG) == pid) {
+				follower = 0;
+				return status;
+			}
+			continue;
+		}
+		for (j = 0; fd >= 0 && j < n; j++) {
+			char want[64];
+
+			snprintf(want, sizeof(want), "FDSTORE=1\nFDNAME=ce-%s", names[j]);
+			if (!strcmp(msg, want)) {
+				fds[j] = fd;
+				fd = -1;
+			}
+		}
+		if (fd >= 0)
+			close(fd);
+		if (!strcmp(msg, "BARRIER=1"))
+			break;
+	}
+	waitpid(pid, &status, 0);
+	follower = 0;
+	return status;
+}
+
+/*
+ * Under systemd the follower's policies outlive a restart: on SIGTERM
+ * their links go to the service's file descriptor store and their pins
+ * go; the next start pins what the store gives back (LISTEN_FDS) and
+ * takes it out of the store, and finds every policy unchanged, the same
+ * links, never detached. A stop (the store closed) detaches them. A
+ * policy loaded by hand is never handed over. --detach-on-exit, or a
+ * systemd that does not confirm (no barrier answered), detaches at once.
+ */
+/* the links the test's store holds: closed by the fixture after a failure */
+static int fds[3] = { -1, -1, -1 };
+
+static void store_close(void)
+{
+	for (int i = 0; i < 3; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+}
+
+TEST_F_TIMEOUT(apply, follow_restart_keeps_policies_through_systemd, 120)
+{
+	const char *names[] = { "b", "c", "manual" };
+	int s, i, status;
+	long long link_b, link_c;
+	char fdnames[64];
+	pid_t pid;
+
+	s = notify_listen();
+	ASSERT_LE(0, s);
+	ASSERT_EQ(0, cg_create("ce_b/kid", NULL));
+	ASSERT_EQ(0, run_cmd(out, sizeof(out), "collapsectl load " BPF
+			     "passthrough.bpf.o --name manual --cgroup /sys/fs/cgroup/ce_b/kid"));
+	write_conf("b passthrough /ce_b\n"
+		   "c frugal /ce_c\n");
+	setenv("NOTIFY_SOCKET", NOTIFY, 1);
+	pid = follow_start();
+	unsetenv("NOTIFY_SOCKET");
+	ASSERT_LT(0, pid);
+	ASSERT_TRUE(notify_until(s, "READY=1"));
+	link_b = policy_link_num("b", "link_id");
+	link_c = policy_link_num("c", "link_id");
+	ASSERT_LT(0, link_b);
+
+	/* restart, its stop half: the links to the store, the pins gone */
+	status = notify_stop(s, pid, names, fds, 3);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("%d", status);
+	EXPECT_TRUE(file_has(LOG, "2 policies sent to systemd's file descriptor store"))
+		TH_LOG("%s", out);
+	EXPECT_LE(0, fds[0]);
+	EXPECT_LE(0, fds[1]);
+	EXPECT_EQ(-1, fds[2]);
+	EXPECT_NE(0, access("/sys/fs/bpf/collapse_ext/b", F_OK));
+	EXPECT_EQ(0, access("/sys/fs/bpf/collapse_ext/manual", F_OK));
+	EXPECT_EQ(link_b, policy_link_num("b", "link_id"));
+	EXPECT_EQ(self->c, policy_cgroup("c"));
+	/* the start's ExecStartPre: the stored links are apply's, not by hand */
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --check " CONF))
+		TH_LOG("%s", out);
+
+	/* its start half: the store's links as LISTEN_FDS 3 and 4 */
+	snprintf(fdnames, sizeof(fdnames), "ce-b:ce-c");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int log = open(LOG, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		char me[16];
+
+		/* above 4 first: a link's fd may be 3 or 4 already */
+		int b = fcntl(fds[0], F_DUPFD_CLOEXEC, 10);
+		int c = fcntl(fds[1], F_DUPFD_CLOEXEC, 10);
+
+		dup2(log, 1);
+		dup2(log, 2);
+		dup2(b, 3);
+		dup2(c, 4);
+		snprintf(me, sizeof(me), "%d", getpid());
+		setenv("LISTEN_PID", me, 1);
+		setenv("LISTEN_FDS", "2", 1);
+		setenv("LISTEN_FDNAMES", fdnames, 1);
+		setenv("NOTIFY_SOCKET", NOTIFY, 1);
+		execlp("collapsectl", "collapsectl", "apply", "--follow", "--interval",
+		       "1h", CONF, NULL);
+		_exit(127);
+	}
+	follower = pid;
+	ASSERT_TRUE(notify_until(s, "FDSTOREREMOVE=1\nFDNAME=ce-b"));
+	ASSERT_TRUE(notify_until(s, "FDSTOREREMOVE=1\nFDNAME=ce-c"));
+	ASSERT_TRUE(notify_until(s, "READY=1"));
+	for (i = 0; i < 2; i++) {
+		close(fds[i]);	/* out of the store */
+		fds[i] = -1;
+	}
+	EXPECT_TRUE(file_has(LOG, "b: kept attached over the restart")) TH_LOG("%s", out);
+	EXPECT_TRUE(file_has(LOG, "b: unchanged"));
+	EXPECT_TRUE(file_has(LOG, "c: unchanged"));
+	EXPECT_EQ(0, access("/sys/fs/bpf/collapse_ext/b", F_OK));
+	EXPECT_EQ(link_b, policy_link_num("b", "link_id"));
+	EXPECT_EQ(link_c, policy_link_num("c", "link_id"));
+	/* apply owns them again: what it no longer lists goes */
+	write_conf_atomic("b passthrough /ce_b\n");
+	EXPECT_EQ(0, run_cmd(out, sizeof(out), "collapsectl apply --reload %d", pid))
+		TH_LOG("%s", out);
+	EXPECT_FALSE(policy_attached("c"));
+
+	/* stop: stored, then the store closed; the kernel detaches */
+	status = notify_stop(s, pid, names, fds, 3);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("%d", status);
+	EXPECT_LE(0, fds[0]);
+	EXPECT_TRUE(policy_attached("b"));
+	close(fds[0]);
+	fds[0] = -1;
+	EXPECT_TRUE(WAIT_FOR(!policy_attached("b"), 10));
+	EXPECT_TRUE(policy_attached("manual"));
+
+	/* --detach-on-exit: nothing stored, detached at once */
+	setenv("NOTIFY_SOCKET", NOTIFY, 1);
+	pid = follow_start_opt("--detach-on-exit");
+	unsetenv("NOTIFY_SOCKET");
+	ASSERT_TRUE(notify_until(s, "READY=1"));
+	EXPECT_TRUE(policy_attached("b"));
+	status = notify_stop(s, pid, names, fds, 3);
+	EXPECT_EQ(-1, fds[0]);
+	EXPECT_FALSE(policy_attached("b"));
+	EXPECT_TRUE(file_has(LOG, "b: detached (apply --follow stopped)")) TH_LOG("%s", out);
+
+	/* no barrier answered (the datagrams left unread): detached */
+	setenv("NOTIFY_SOCKET", NOTIFY, 1);
+	pid = follow_start();
+	unsetenv("NOTIFY_SOCKET");
+	ASSERT_TRUE(notify_until(s, "READY=1"));
+	ASSERT_EQ(0, kill(pid, SIGTERM));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	follower = 0;
+	EXPECT_FALSE(policy_attached("b"));
+	EXPECT_TRUE(file_has(LOG, "systemd did not take the links")) TH_LOG("%s", out);
+	EXPECT_TRUE(policy_attached("manual"));
+	close(s);
+	unlink(NOTIFY);
 	unlink(LOG);
 }
 
