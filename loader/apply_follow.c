@@ -83,15 +83,6 @@ static void watch(double interval)
 	warned = true;
 }
 
-/* The id of link @fd, 0 if it cannot be read */
-static uint32_t link_id(int fd)
-{
-	struct bpf_link_info info = {};
-	uint32_t len = sizeof(info);
-
-	return bpf_link_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
-}
-
 static bool listed(uint32_t id, const uint32_t *ids, int n)
 {
 	while (n--)
@@ -135,7 +126,7 @@ static int watch_links(struct pollfd *pfd, int max, const uint32_t *seen,
 			n++;
 			continue;
 		}
-		id = link_id(fd);
+		id = link_fd_id(fd);
 		if (!listed(id, seen, nr_seen))
 			*missed = true;
 		if (*nr_hup < max)

@@ -334,30 +334,6 @@ static int resolve_object(const char *spec, int id, char *out)
 	return policy_find(spec, dirname(dir), out);
 }
 
-/*
- * Id of the link pinned for @name, 0 if none; the id of the struct_ops
- * map it runs in *@map_id (a swap, by apply or by hand, changes it).
- */
-static uint64_t pinned_link(const char *name, uint64_t *map_id)
-{
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info);
-	char pin[256];
-	int fd;
-
-	*map_id = 0;
-	pin_path(pin, sizeof(pin), name);
-	fd = bpf_obj_get(pin);
-	if (fd < 0)
-		return 0;
-	if (bpf_link_get_info_by_fd(fd, &info, &len))
-		info.id = 0;
-	else if (info.type == BPF_LINK_TYPE_STRUCT_OPS)
-		*map_id = info.struct_ops.map_id;
-	close(fd);
-	return info.id;
-}
-
 static uint64_t pinned_link_id(const char *name)
 {
 	uint64_t map_id;

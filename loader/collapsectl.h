@@ -115,6 +115,13 @@ int read_stats(const char *name, struct stat_line *out, int max);
  */
 int read_attr(const char *name, const char *attr, char *buf, size_t len);
 bool policy_attached(const char *name);
+/* the id of link @fd, 0 if it cannot be read */
+uint32_t link_fd_id(int fd);
+/*
+ * Id of the link pinned for @name, 0 if none; the id of the struct_ops
+ * map it runs in *@map_id (a swap, by apply or by hand, changes it).
+ */
+uint64_t pinned_link(const char *name, uint64_t *map_id);
 /* Name of the policy attached to cgroup @cgid, or NULL. */
 const char *policy_on_cgroup(uint64_t cgid, char *buf, size_t len);
 /* What a -errno of the functions above means, with what to do. */

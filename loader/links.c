@@ -166,6 +166,34 @@ out:
 	return ret;
 }
 
+uint32_t link_fd_id(int fd)
+{
+	struct bpf_link_info info = {};
+	uint32_t len = sizeof(info);
+
+	return bpf_link_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+uint64_t pinned_link(const char *name, uint64_t *map_id)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	char pin[256];
+	int fd;
+
+	*map_id = 0;
+	pin_path(pin, sizeof(pin), name);
+	fd = bpf_obj_get(pin);
+	if (fd < 0)
+		return 0;
+	if (bpf_link_get_info_by_fd(fd, &info, &len))
+		info.id = 0;
+	else if (info.type == BPF_LINK_TYPE_STRUCT_OPS)
+		*map_id = info.struct_ops.map_id;
+	close(fd);
+	return info.id;
+}
+
 bool policy_attached(const char *name)
 {
 	char buf[32];

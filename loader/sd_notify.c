@@ -190,35 +190,13 @@ int fdstore_hand_over(char names[][32], int n, bool *sent)
 	return err ? err : nr;
 }
 
-/* The id of the link pinned at @pin, 0 if none */
-static uint32_t pinned_id(const char *pin)
-{
-	struct bpf_link_info info = {};
-	uint32_t len = sizeof(info);
-	int fd = bpf_obj_get(pin);
-
-	if (fd < 0)
-		return 0;
-	if (bpf_link_get_info_by_fd(fd, &info, &len))
-		info.id = 0;
-	close(fd);
-	return info.id;
-}
-
-static uint32_t fd_link_id(int fd)
-{
-	struct bpf_link_info info = {};
-	uint32_t len = sizeof(info);
-
-	return bpf_link_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
-}
-
 int fdstore_adopt(void)
 {
 	const char *pid = getenv("LISTEN_PID"), *nfds = getenv("LISTEN_FDS");
 	char *names = getenv("LISTEN_FDNAMES"), *name, *save = NULL;
 	char pin[256], msg[320];
 	int i, n, adopted = 0;
+	uint64_t map_id;
 
 	if (!pid || !nfds || strtol(pid, NULL, 10) != getpid())
 		return 0;
@@ -237,7 +215,7 @@ int fdstore_adopt(void)
 			pin_path(pin, sizeof(pin), policy);
 			mkdir(PIN_DIR, 0700);	/* bpf_obj_pin() says why not */
 			if (!bpf_obj_pin(fd, pin) ||
-			    (errno == EEXIST && pinned_id(pin) == fd_link_id(fd))) {
+			    (errno == EEXIST && pinned_link(policy, &map_id) == link_fd_id(fd))) {
 				/* (or pinned still: the old follower was killed) */
 				printf("%s: kept attached over the restart\n", policy);
 				adopted++;
