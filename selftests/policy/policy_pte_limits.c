@@ -6,6 +6,8 @@
  * limits are clamped and counted; thp_scan_exceed_* stay exact.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include "collapse_test.h"
 #include "policy_test.h"
 #include "knobs.h"
+#include "charge_window.skel.h"
 #include "kselftest_harness.h"
 
 static bool skip_seventh(size_t page)
@@ -313,6 +316,79 @@ TEST_F(limits, swap_limit_alone_skips_and_goes_on)
 	EXPECT_EQ(6, self->skel->bss->nr_result[RES_COLLAPSED]);
 	EXPECT_EQ(2, self->skel->bss->nr_result[RES_SWAP_LIMIT]);
 	region_unmap(&r);
+}
+
+/* One MADV_COLLAPSE of a region, on CPU 0, held in charge_window */
+struct held_collapse {
+	struct region *r;
+	struct charge_window *win;
+	int ret, err;
+};
+
+static void *held_collapse_thread(void *arg)
+{
+	struct held_collapse *c = arg;
+	volatile char stack[16384];
+	cpu_set_t cpus;
+
+	/* no page fault of ours is charged, and held, in place of the THP */
+	memset((char *)stack, 1, sizeof(stack));
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+	c->win->bss->hold_tid = gettid();
+	c->ret = madvise(c->r->p, c->r->len, MADV_COLLAPSE);
+	c->err = errno;
+	return NULL;
+}
+
+/*
+ * The vma changes while the collapse has let the mmap_lock go between the
+ * scan and the collapse (charge_window holds it in the new huge page's
+ * charge; the test, on the other CPU, mprotect()s the range's second half
+ * meanwhile). The collapse finds the range no longer fits its vma: the
+ * request fails with EINVAL, as on mainline, nothing is lost, and the
+ * policy counts it once as failed_vma_changed, which its collapsed hook
+ * sees as VMA_CHANGED; the range was scanned, so it is no failed_other.
+ */
+TEST_F(limits, vma_changed_between_scan_and_collapse_counted)
+{
+	struct held_collapse c = { .r = &self->r };
+	cpu_set_t cpus;
+	pthread_t t;
+
+	c.win = charge_window__open_and_load();
+	ASSERT_NE(NULL, c.win);
+	ASSERT_EQ(0, charge_window__attach(c.win));
+	c.win->bss->hold_ns = 20ULL * 1000 * 1000 * 1000;
+	region_fill(&self->r, NULL);
+	self->r.len = HPAGE_SZ;
+	CPU_ZERO(&cpus);
+	CPU_SET(1, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, held_collapse_thread, &c));
+	while (!c.win->bss->held && !c.win->bss->timed_out &&
+	       pthread_tryjoin_np(t, NULL) == EBUSY)
+		;
+	EXPECT_EQ(1, c.win->bss->held) TH_LOG("the collapse never charged a page");
+	EXPECT_EQ(0, mprotect(self->r.p + HPAGE_SZ / 2, HPAGE_SZ / 2, PROT_READ));
+	c.win->bss->release = 1;
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, c.win->bss->timed_out) TH_LOG("held past hold_ns");
+
+	EXPECT_EQ(-1, c.ret);
+	EXPECT_EQ(EINVAL, c.err);
+	EXPECT_FALSE(range_is_huge(0, self->r.p, HPAGE_SZ / 2));
+	self->r.len = 2 * HPAGE_SZ;
+	EXPECT_TRUE(region_check(&self->r, NULL));
+	EXPECT_EQ(1, policy_stat("knobs", "failed_vma_changed"));
+	EXPECT_EQ(0, policy_stat("knobs", "failed_other"));
+	EXPECT_EQ(0, policy_stat("knobs", "collapse_succeeded"));
+	EXPECT_EQ(1, policy_stat("knobs", "ranges_scanned"));
+	EXPECT_EQ(1, self->skel->bss->nr_collapsed);
+	EXPECT_EQ(RES_VMA_CHANGED, self->skel->data->last_result);
+	charge_window__destroy(c.win);
 }
 
 TEST_F_TIMEOUT(limits, khugepaged_follows_policy, 180)
