@@ -4,19 +4,20 @@
  * is dropped: the thread hold_tid is held in the memcg charge of the new
  * huge page (__mem_cgroup_charge(), called by alloc_charge_folio() after
  * the scan let the lock go) until the test has changed the vma and set
- * release. A program there may not sleep, so it busy-waits, at most
- * hold_ns; the test runs the two threads on two CPUs. Any kernel with
- * fentry (no error injection list needed).
+ * release. A program there may not sleep, so it busy-waits: until
+ * release, hold_ns or 16 * 2^23 steps of bpf_loop(), whichever comes
+ * first (timed_out: not released); the test runs the two threads on two
+ * CPUs. Any kernel with fentry (no error injection list needed).
  */
 #include "collapse_ext.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
 u32 hold_tid;		/* the thread held, once */
-u64 hold_ns;		/* the longest it is held */
+u64 hold_ns;		/* the longest it is held (or fewer steps) */
 u32 held;		/* it got there (and is held) */
 u32 release;		/* set by the test: let it go */
-u32 timed_out;		/* it went on unreleased, at hold_ns */
+u32 timed_out;		/* it went on unreleased */
 
 static int wait_release(u32 i, void *data)
 {
