@@ -249,15 +249,43 @@ TEST_F_TIMEOUT(budget, small_budget_finishes_over_visits, 180)
  */
 TEST_F_TIMEOUT(budget, resume_ends_with_the_policy, 180)
 {
-	int pct = 0;
+	struct knobs__bss *b = self->skel->bss;
+	bool frozen = false;
+	int pct = 0, tries;
+	uintptr_t base;
 
 	attach_nr(_metadata, self, HPAGE_NR, 4 * NR_PMDS);
+	base = (uintptr_t)*self->child.addr;
 	for (int i = 0; i < 600 && (pct = hp_child_huge_pct(&self->child)) < 25; i++)
 		usleep(10000);
-	/* freeze it mid-mm, then make its first range small again */
-	self->skel->data->budget = 0;
-	TH_LOG("stopped at %d%% huge", pct);
+	/*
+	 * Freeze it mid-mm: budget 0, and the second visit after (the first
+	 * may have read the budget before) starts where the last one that
+	 * scanned stopped, the resume point. It must be past the first range:
+	 * a visit that reached the end of the mm leaves none, and the rest
+	 * would prove nothing.
+	 */
+	for (tries = 0; tries < 50 && !frozen; tries++) {
+		self->skel->data->budget = 0;
+		for (int n = 0; n < 2; n++) {
+			unsigned long long asks = b->nr_scan_budget;
+
+			for (int i = 0; i < 500 && b->nr_scan_budget == asks; i++)
+				usleep(10000);
+		}
+		frozen = b->sb_address >= base + HPAGE_SZ &&
+			 b->sb_address < base + 4 * NR_PMDS * HPAGE_SZ;
+		if (!frozen) {
+			self->skel->data->budget = HPAGE_NR;
+			usleep(20000);
+		}
+	}
+	pct = hp_child_huge_pct(&self->child);
+	TH_LOG("stopped at %d%% huge, resuming at range %ld, after %d tries", pct,
+	       (long)((b->sb_address - base) / HPAGE_SZ), tries);
+	ASSERT_TRUE(frozen);
 	EXPECT_GT(100, pct);
+	/* then make its first range small again */
 	ASSERT_EQ(0, hp_child_refault_first(&self->child));
 	/* no policy at all from now on */
 	bpf_link__destroy(self->link);
