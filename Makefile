@@ -160,9 +160,10 @@ check-series: $(KOBJ)/.config
 # Each $(KDIR)/mutations/*.patch applied to a scratch copy of the patched
 # tree must make the programs it names fail; writes kernel/README.md's mutation table.
 # MUTATE=FILTER runs only the mutations whose name contains FILTER;
-# DEBUG=1 those that only the debug kernel catches (on make test-debug's).
+# DEBUG=1 those that only the debug kernel catches (on make test-debug's);
+# FAST=1 stops each run at its first failing case.
 mutate: initramfs
-	@DEBUG=$(DEBUG) kernel/scripts/mutate.sh $(MUTATE)
+	@DEBUG=$(DEBUG) FAST=$(FAST) kernel/scripts/mutate.sh $(MUTATE)
 
 $(HDRS)/.stamp: $(KSTAMP)
 	$(MAKE) -s -C $(KSRC) O=$(KOBJ) headers_install INSTALL_HDR_PATH=$(HDRS)

@@ -30,11 +30,16 @@
 #                order. The seed is printed; give it back to repeat an order.
 #   PROG_TIMEOUT seconds each program (or case, see RUN_ORDER) may take
 #                (default 900).
+#   FAIL_FAST    1: stop at the first failure, for `make mutate FAST=1`, where
+#                one failing case is all a run has to show; a harness
+#                program's cases then run one unit each (in RUN_ORDER), so
+#                the run stops within the program too.
 #   EXPECTED     the expected list (default /selftests/expected.txt)
 BIN=${SELFTEST_BIN:-/selftests/bin}
 EXPECTED=${EXPECTED:-/selftests/expected.txt}
 ORDER=${RUN_ORDER:-normal}
 PROG_TIMEOUT=${PROG_TIMEOUT:-900}
+FAIL_FAST=${FAIL_FAST:-0}
 PASSTHROUGH=/usr/share/collapse_ext/bpf/passthrough.bpf.o
 THP=/sys/kernel/mm/transparent_hugepage
 STATE=/tmp/run_tests.$$
@@ -103,7 +108,8 @@ is_whole_unit() {
 # Units to run, "NAME CASE" (CASE "-": the whole program), in RUN_ORDER.
 units() {
 	programs | while read -r name cases; do
-		if [ "$ORDER" = normal ] || is_whole_unit "$name" || [ -z "$cases" ]; then
+		if { [ "$ORDER" = normal ] && [ "$FAIL_FAST" != 1 ]; } ||
+		   is_whole_unit "$name" || [ -z "$cases" ]; then
 			echo "$name -"
 		else
 			for c in $cases; do echo "$name $c"; done
@@ -293,12 +299,18 @@ if [ -n "${TAP_OUT:-}" ]; then
 fi
 
 echo "TAP version 13"
-echo "# order: $ORDER, timeout ${PROG_TIMEOUT}s per program"
+fast=""
+[ "$FAIL_FAST" != 1 ] || fast=", stopping at the first failure"
+echo "# order: $ORDER, timeout ${PROG_TIMEOUT}s per program$fast"
 thp_snapshot > "$STATE/thp.start"
 state_snapshot > "$STATE/state.start"
 id=0
 units > "$STATE/units"
 while read -r name case; do
+	if [ "$FAIL_FAST" = 1 ] && [ "$(cat "$STATE/failed")" != 0 ]; then
+		echo "# FAIL_FAST: a unit failed: $name and the units after it not run"
+		break
+	fi
 	id=$((id + 1))
 	start=$(cat "$STATE/n")
 	n=$start

@@ -29,12 +29,18 @@
 # scratch would take most of an hour. Its table is table-debug.md; the
 # rows of kernel/README.md for them say where they were run.
 #
+# FAST=1 stops each run at its first failing case (FAIL_FAST in the
+# guest's runner, which then runs a program's cases one at a time): a
+# caught mutation costs the time to its first failure, and its row names
+# that case only. Without it, every case of the named programs runs and
+# the row lists all that failed.
+#
 # Usage: kernel/scripts/mutate.sh [FILTER...]
 #   FILTER   only the mutations whose file name contains one of them
 # Environment: KERNEL (the base, default 6.12), BUILD (default
 # build/BASE), JOBS (make -j), PROG_TIMEOUT (per program in the guest,
 # default 600 s), TEST_TIMEOUT (a whole run, default 300 s + 600 s a
-# program: a guest wedged by a mutation counts as caught).
+# program: a guest wedged by a mutation counts as caught), FAST (above).
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BASE=${KERNEL:-6.12}
@@ -48,6 +54,8 @@ WT=$MUT/linux
 MOBJ=$MUT/kobj
 JOBS=${JOBS:-$(nproc)}
 DEBUG=${DEBUG:-}
+fail_fast=
+[ "${FAST:-0}" = 0 ] || fail_fast=1
 TABLE=$MUT/table.md
 if [ -n "$DEBUG" ]; then
 	WT=$KSRC
@@ -168,6 +176,7 @@ for m in "$MUTATIONS"/*.patch; do
 	[ -n "$DEBUG" ] && slow=4
 	# shellcheck disable=SC2086
 	if BZIMAGE=$MOBJ/arch/x86/boot/bzImage TEST_OUT=$out \
+		FAIL_FAST=$fail_fast \
 		TEST_TIMEOUT=${TEST_TIMEOUT:-$(((300 + 600 * nprogs) * slow))} \
 		PROG_TIMEOUT=${PROG_TIMEOUT:-$((600 * slow))} \
 		"$ROOT/selftests/vm/test" $progs >"$out/test.out" 2>&1; then
