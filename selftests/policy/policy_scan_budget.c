@@ -287,11 +287,15 @@ TEST_F_TIMEOUT(budget, resume_ends_with_the_policy, 180)
 	EXPECT_GT(100, pct);
 	/* then make its first range small again */
 	ASSERT_EQ(0, hp_child_refault_first(&self->child));
-	/* no policy at all from now on */
-	bpf_link__destroy(self->link);
-	self->link = NULL;
+	/*
+	 * No policy at all from now on: the root's first, so that the mm is
+	 * never governed by one whose visits, walking to its end, would
+	 * clear the resume point themselves
+	 */
 	bpf_link__destroy(self->root_link);
 	self->root_link = NULL;
+	bpf_link__destroy(self->link);
+	self->link = NULL;
 	EXPECT_TRUE(hp_child_wait_huge(&self->child, 60));
 	EXPECT_FALSE(policy_attached("budget"));
 	TH_LOG("then %d%% huge, the first range %s", hp_child_huge_pct(&self->child),
