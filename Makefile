@@ -108,6 +108,7 @@ help:
 	@echo "make check-series   build every prefix of the series, checkpatch each patch"
 	@echo "make mutate       break the kernel on purpose (kernel/BASE/mutations/): every mutation must fail its tests"
 	@echo "                  (DEBUG=1: the mutations only the debug kernel catches, on make test-debug's kernel)"
+	@echo "                  (FAST=1: each run stops at its first failing case; MUTATE=NAME: only those mutations)"
 	@echo "make initramfs    build the guest (tools, policies, tests)"
 	@echo "make bench        benchmarks: medians with 95% CIs, every base side by side (~35 min a base; see selftests/bench/README.md)"
 	@echo "make bench-readme  rewrite selftests/bench/README.md's Performance numbers from the last make bench (every base, or KERNEL=BASE)"
