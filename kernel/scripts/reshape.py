@@ -36,7 +36,9 @@ Commands:
     emit DIR ID OUT      write every tagged file as of patch ID under OUT
     sizes DIR            lines added and removed per patch
     commit DIR WORKTREE  commit every patch in order on WORKTREE (a git
-                         worktree at pristine); the last must equal HEAD
+                         worktree at pristine); the last must equal HEAD.
+                         RESHAPE_DRAFT=1: a patch without msg/ID gets a
+                         placeholder message (never to be exported)
 """
 import os
 import subprocess
@@ -370,8 +372,14 @@ def cmd_commit(d, wt):
     for k, pid in enumerate(ids):
         emit(d, ids, rank, k, wt)
         git("add", "-A", "-f", ".", cwd=wt)
-        with open(os.path.join(d, "msg", pid)) as f:
-            msg = subj[pid] + "\n\n" + f.read()
+        mp = os.path.join(d, "msg", pid)
+        if os.path.exists(mp):
+            with open(mp) as f:
+                msg = subj[pid] + "\n\n" + f.read()
+        elif os.environ.get("RESHAPE_DRAFT"):
+            msg = subj[pid] + "\n\n(draft: no message yet)\n"
+        else:
+            sys.exit(f"commit: no {mp}")
         subprocess.run(["git", "commit", "-q", "-s", "-F", "-"], cwd=wt,
                        check=True, input=msg.encode())
     if git("diff", "--stat", "HEAD", git("rev-parse", "HEAD").decode().strip(),

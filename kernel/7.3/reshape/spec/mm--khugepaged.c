@@ -3,7 +3,8 @@
 67 P6
 132-134 P5b
 135-137 P7
-138-143 P6
+138-140 P4b
+141-143 P6
 144-151 P8
 152-164 P10
 165-171 E3b
@@ -13,7 +14,7 @@
 512 P6
 # prepare, report, policy_node
 1161-1163 P6
-1164-1171 P6
+1164-1171 P4b
 1181-1182 P6
 1184-1188 E3b
 1189-1190 P6
@@ -28,7 +29,8 @@ alt 1196 P4..P4b
 .
 1196-1197 P4b
 1210 P7
-1211-1212 P6
+1211 P4b
+1212 P6
 1213-1214 P8
 1215-1217 P10
 1218-1226 P6
@@ -147,9 +149,21 @@ b2988 E2b
 3589-3590 E2a
 3591-3594 E2b
 # MADV_COLLAPSE: errno, batches (E3b), yield (E3c), account (P6)
-3779-3782 P6
+3779-3781 P4b
+3782 P6
+alt 3779 P4b..P6
+	/* only with limits: MADV_F_COLLAPSE_LIMITS */
+.
+3779 P6
 3803-3874 E3b
-3875-3918 P6
+3875-3918 P4b
+3899 P6
+3903-3905 P6
+alt 3903 P4b..P6
+	 * Beyond the request's pte limits (MADV_F_COLLAPSE_LIMITS): the limits
+	 * are per range, so are the refusals. Without limits only a
+	 * userfaultfd-armed range gets here, and ends the
+.
 3919-4042 E3b
 3937-3938 E3c
 3966-3999 E3c
@@ -178,13 +192,13 @@ alt 4327 P5b..P7
 .
 4327 P7
 # the request loop (A9)
-b3248-3268 P6
-b3270 P6
+b3248-3268 P4b
+b3270 P4b
 b3246 E3b
 4376-4377 E3b
 4378 P8
 4379 E3b
-4380-4381 P6
+4380-4381 P4b
 4394 P5b
 4395 E3b
 # collapse_ext_failure_of, collapse_ext_khugepaged_limits
@@ -196,5 +210,5 @@ b3246 E3b
 4446-4457 P10
 4458-4462 P7
 # the blank before the single-PMD path comes with the batch path
-c3247 P6
+c3247 P4b
 4375 E3b
