@@ -47,19 +47,26 @@ alt 1227 P6..E3b
 alt 1177 P4..P4b
  * may always enter direct reclaim and compaction.
 .
-# alloc_charge_folio (A7)
-b1250-1251 E3b
+# alloc_charge_folio (A7): __alloc_charge_folio() in E3b0
+b1250-1251 E3b0
 b1253-1254 P4
-alt b1255 P4..E3b
+alt b1255 P4..E3b0
 	gfp_t gfp = cc->gfp;
 .
-b1255 E3b
+b1255 E3b0
 b1256 P7
-1502-1518 E3b
-1520 E3b
+1502-1518 E3b0
+1507-1514 E3b
+alt 1507 E3b0..E3b
+ * A @spare page is one a caller allocates ahead of its use: it neither
+ * reclaims nor compacts, is charged without reclaim, and counts in
+ * thp_collapse_alloc and thp_collapse_alloc_failed only where its caller
+ * counts it. No caller asks for one yet.
+.
+1520 E3b0
 1521 P7
-1523 E3b
-alt 1524 P7..E3b
+1523 E3b0
+alt 1524 P7..E3b0
 	/*
 	 * The node the policy prefers is tried first, without reclaim or
 	 * compaction on that node alone; then, as without a policy, @node
@@ -69,30 +76,31 @@ alt 1524 P7..E3b
 alt 1524 P7..P8
 	if (cc->policy_node != NUMA_NO_NODE)
 .
-alt 1524 P8..E3b
+alt 1524 P8..E3b0
 	if (cc->policy_node != NUMA_NO_NODE) {
 .
-1524 E3b
+1524 E3b0
 1525-1526 P7
-alt 1527 P7..E3b
+alt 1527 P7..E3b0
 				      order, cc->policy_node, NULL);
 .
-1527 E3b
+1527 E3b0
 1528-1530 P8
 1531 P7
 b1258 P7
-alt 1532 P7..E3b
+alt 1532 P7..E3b0
 		folio = __folio_alloc(gfp, order, node, &cc->alloc_nmask);
 .
-1532 E3b
-b1260-1262 E3b
-1534-1536 E3b
-b1266 E3b
-1540-1542 E3b
-b1270 E3b
-b1274 E3b
-1549 E3b
-1556-1573 E3b
+1532 E3b0
+b1260-1262 E3b0
+1534-1536 E3b0
+b1266 E3b0
+1540-1542 E3b0
+b1270 E3b0
+b1274 E3b0
+1549 E3b0
+1556-1564 E3b
+1565-1573 E3b0
 # collapse_huge_page_locked() split out (E3a; A8)
 1580-1590 E3a
 1595 E3a
