@@ -226,7 +226,7 @@ def read_spec(spec, rank):
             alts.append((pos, f"{a}..{b}", text))
             continue
         rng, pid = w
-        if pid not in rank:
+        if pid not in rank and pid != "?":
             sys.exit(f"{spec}:{n}: unknown patch {pid}")
         tgt = {"b": bas, "c": ctx}.get(rng[0], fin)
         lo, _, hi = rng.lstrip("bc").partition("-")

@@ -1,0 +1,158 @@
+1-6 P5a
+7-12 E3c
+13-17 P5a
+18-18 P7
+19-19 P5b
+20-20 P16
+21-21 P5a
+22-22 P5b
+23-23 P5a
+24-24 P16
+25-27 P5a
+28-28 P5b
+29-31 P7
+32-34 P5b
+35-35 P6
+36-37 P5b
+38-38 P6
+39-41 P5b
+42-47 E2a
+48-48 ?
+49-55 E2a
+56-61 P5b
+62-64 P6
+65-68 P5b
+69-70 P6
+71-72 P7
+73-73 E3c
+74-75 P5b
+76-76 ?
+77-82 P6
+83-118 P14
+119-123 P5a
+124-124 P5c
+125-132 P5a
+133-137 P8
+138-138 ?
+139-173 P8
+174-175 P5a
+176-179 P6
+180-181 ?
+182-184 P7
+185-188 E3b
+189-194 E2a
+195-199 E2b
+200-201 P8
+202-202 P14
+203-203 ?
+204-209 P14
+210-211 P5a
+212-212 E3c
+213-216 P5a
+217-218 P6
+219-219 P7
+220-221 E3b
+222-223 E2a
+224-224 E2b
+225-226 P8
+227-227 P14
+228-229 P5a
+230-230 E3c
+231-233 P5a
+234-234 E3b
+235-235 E2b
+236-246 P16
+247-258 E3c
+259-265 P8
+266-266 P7
+267-267 P14
+268-268 P7
+269-279 P14
+280-283 P16
+284-285 P14
+286-296 P5b
+297-300 P6
+301-302 P7
+303-303 P8
+304-306 E3b
+307-307 E2b
+308-310 E2a
+311-311 ?
+312-312 P8
+313-313 ?
+314-318 P14
+319-319 P16
+320-322 P17
+323-323 P7
+324-325 P8
+326-326 P7
+327-340 P5b
+341-351 P6
+352-352 ?
+353-357 P7
+358-361 P8
+362-373 E3b
+374-378 E2b
+379-379 E3c
+380-385 E2a
+386-386 P8
+387-390 ?
+391-392 P8
+393-393 ?
+394-395 P8
+396-410 P14
+411-415 P16
+416-420 P17
+421-422 P5b
+423-434 P16
+435-460 P14
+461-472 P16
+473-479 P5b
+480-480 P7
+481-487 P5b
+488-489 P6
+490-491 P7
+492-492 E3c
+493-502 P5b
+503-508 P6
+509-509 P5b
+510-510 P5a
+alt 7 P5a..P18a
+ * a cgroup v2 subtree, how to collapse huge pages and which underused
+.
+alt 7 P5a..P18a
+ * huge pages to split.
+.
+alt 7 P18a..E3c
+ * a cgroup v2 subtree, how to collapse huge pages and which underused
+.
+alt 7 P18a..E3c
+ * huge pages to split. See Documentation/admin-guide/mm/collapse_ext.rst.
+.
+alt 29 P5b..P7
+ * What a hook knows about the request; read-only to the policy.
+.
+alt 62 P5b..P6
+ * see.
+.
+# UNPLACED alt ? P6..P10
+#|  *	limits are khugepaged's (what its sysfs knobs accept).
+#| .
+alt 324 P7..P8
+/* Provided by mm/khugepaged.c */
+.
+alt 480 P5b..P7
+				    u32 flags)
+.
+# the lines only 6.12 has
+48 E2a
+76 P6
+138 P8
+180 P6
+181 P7
+203 P14
+311 E3c
+313 P8
+352 P7
+387-390 E3c
+393 P8
