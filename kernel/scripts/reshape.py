@@ -234,6 +234,11 @@ def read_spec(spec, rank):
     return fin, bas, ctx, alts
 
 
+def known(hits):
+    """A range tagged `?` (not decided) loses to any range that decides."""
+    return [h for h in hits if h[2] != "?"] or hits
+
+
 def cmd_spec(d, path, spec):
     """Tag PATH afresh: blame first (init), then the spec over it."""
     ids, _ = load_order(d)
@@ -252,8 +257,8 @@ def cmd_spec(d, path, spec):
             bno += 1
         where.append((fno if b == "" else None, bno if a == "" else None))
         if b == "" and a != "":
-            hits = [(hi - lo, -n, p) for n, (lo, hi, p) in enumerate(fin)
-                    if lo <= fno <= hi]
+            hits = known([(hi - lo, -n, p) for n, (lo, hi, p)
+                          in enumerate(fin) if lo <= fno <= hi])
             if hits:
                 ln[0] = min(hits)[2]
     # a context line a base range names leaves the base at that patch; its
@@ -262,8 +267,8 @@ def cmd_spec(d, path, spec):
     for ln, (f, bl) in zip(lines, where):
         if ln[0] == "" and ln[1] == "" and any(lo <= bl <= hi
                                                 for lo, hi, _ in ctx):
-            hits = [(hi - lo, -n, p) for n, (lo, hi, p) in enumerate(fin)
-                    if lo <= f <= hi]
+            hits = known([(hi - lo, -n, p) for n, (lo, hi, p)
+                          in enumerate(fin) if lo <= f <= hi])
             old = [(hi - lo, -n, p) for n, (lo, hi, p) in enumerate(ctx)
                    if lo <= bl <= hi]
             split.append((["", min(old)[2], ln[2]], (None, bl)))
@@ -286,8 +291,8 @@ def cmd_spec(d, path, spec):
             if lines[j][0] != "" and lines[j][1] == "":
                 near = lines[j][0]
                 break
-        hits = [(hi - lo, -n, p) for n, (lo, hi, p) in enumerate(bas + ctx)
-                if lo <= where[i][1] <= hi]
+        hits = known([(hi - lo, -n, p) for n, (lo, hi, p)
+                      in enumerate(bas + ctx) if lo <= where[i][1] <= hi])
         ln[1] = min(hits)[2] if hits else near
     out = []
     for (a, b, text), (f, bl) in zip(lines, where):
