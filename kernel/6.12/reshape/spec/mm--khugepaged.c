@@ -371,12 +371,6 @@ b2784-2784 P4b
 b2785-2786 ?
 b2787-2798 P4b
 b2799-2799 ?
-# UNPLACED alt ? P4..P4b
-#|  * may always enter direct reclaim and compaction.
-#| .
-# UNPLACED alt ? P4..P6
-#| static void collapse_control_prepare(struct collapse_control *cc)
-#| .
 alt 1000 P4..P4b
 	if (cc->caller == COLLAPSE_KHUGEPAGED) {
 .
@@ -395,9 +389,6 @@ alt 1255 E3b0..E3b
 alt 1255 E3b0..E3b
  * counts it. No caller asks for one yet.
 .
-# UNPLACED alt ? P4..E3b0
-#| 	gfp_t gfp = cc->gfp;
-#| .
 alt 1272 P7..E3b0
 	/*
 .
@@ -419,18 +410,6 @@ alt 1272 P7..P8
 alt 1272 P8..E3b0
 	if (cc->policy_node != NUMA_NO_NODE) {
 .
-# UNPLACED alt ? P7..E3b0
-#| 				      order, cc->policy_node, NULL);
-#| .
-# UNPLACED alt ? P7..E3b0
-#| 		folio = __folio_alloc(gfp, order, node, &cc->alloc_nmask);
-#| .
-# UNPLACED alt ? P8..E3a
-#| out_up_write:
-#| .
-# UNPLACED alt ? P4..P6
-#| 	collapse_control_prepare(cc);
-#| .
 alt 2783 P5b..P7
 	collapse_ext_get(&cc->ext, mm, COLLAPSE_KHUGEPAGED, 0);
 .
@@ -446,18 +425,191 @@ alt 3261 P4b..P6
 alt 3261 P4b..P6
 	 * userfaultfd-armed range gets here, and ends the
 .
-alt 3378 E3b..E3c
- * what is swapped out, then collapse them all under a single mmap write
-.
-alt 3378 E3b..E3c
- * lock, revalidating the vma (which may have been unmapped, moved, split
-.
-alt 3378 E3b..E3c
- * or changed meanwhile) for each PMD. PMD order only, as MADV_COLLAPSE.
-.
 alt 3653 P4..P4b
 	cc->caller = COLLAPSE_MADVISE;
 .
 alt 3658 P5b..P7
 	collapse_ext_get(&cc->ext, mm, caller, flags);
 .
+
+# the lines only 6.12 has
+111 P4
+113 P4
+130-132 E3b
+139-141 P4b
+146-147 E3b
+166 E2a
+175-176 E2a
+b579-580 P4
+661 P4
+b608-609 P4
+689 P4
+b691 P4
+771 P4
+964-966 P6
+981-985 P4
+986-988 P4b
+alt 986 P4..P4b
+ * compaction.
+.
+989-990 P6
+991 P4
+992-994 P6
+alt 992 P4..P6
+static void collapse_control_prepare(struct collapse_control *cc)
+.
+1042 P8
+1049 P8
+1051 P8
+1053 P8
+b922 P4
+1107-1108 P4
+# alloc_charge_folio (A7 on 6.12)
+b1064-1065 E3b0
+1251 E3b0
+1255-1262 E3b
+1264-1266 E3b0
+alt b1069 P4..E3b0
+	gfp_t gfp = cc->gfp;
+.
+b1069 E3b0
+1275 E3b0
+alt 1275 P7..E3b0
+				      HPAGE_PMD_ORDER, cc->policy_node, NULL);
+.
+b1072 P7
+1280 E3b0
+alt 1280 P7..E3b0
+		folio = __folio_alloc(gfp, HPAGE_PMD_ORDER, node, &cc->alloc_nmask);
+.
+b1075 E3b0
+1283 E3b0
+b1079 E3b0
+1288 E3b0
+b1086 E3b0
+1294-1295 E3b0
+1304-1305 E3b
+1308-1309 E3b0
+1311 E3b0
+1314-1316 E3b0
+1317-1321 E3a
+# collapse_huge_page_locked() (E3a)
+b1096 E3a
+b1098-1099 E3a
+b1101 E3a
+b1104 E3a
+1326 E3a
+1333-1337 P7
+1385-1393 E3a
+1396-1417 E3a
+b1159 E3a
+1424 E3a
+1426 E3a
+1473 E3a
+1487 E3a
+b1245-1252 E3a
+1510 E3a
+1521-1522 E3a
+1526-1529 E3a
+b1258 E3a
+1534-1535 E3a
+b1290-1291 P4
+1567 P4
+b1311-1312 P4
+1587 P4
+b1356-1357 P4
+1631 P4
+b1412 P4
+1686 P4
+1695-1702 E3a
+1710-1713 E3a
+b2256-2257 P4
+2542 P4
+b2312-2313 P4
+2597 P4
+# khugepaged visits (E2a), the scan loop
+2620-2746 E2a
+2776 E2a
+2785 E2a
+b2407 P6
+alt b2407 P4..P6
+			collapse_control_prepare(cc);
+.
+2833-2838 P6
+b2427 P6
+2858 P6
+b2429 E3a
+2860-2861 E3a
+2868 E2a
+b2447 E2a
+2882 E2a
+2891-2892 E2a
+b2459 E2a
+2899-2901 E2a
+b2461 E2a
+2903 E2a
+2950 E2b
+# MADV_COLLAPSE
+3162 E3b
+3187 E3b
+3237-3238 P4b
+3246 P4b
+3248-3249 P4b
+3277 E3b
+3279 E3b
+3306-3308 E3b
+3315 E3b
+3317 E3b
+3378-3382 E3c
+alt 3378 E3b..E3c
+ * what is swapped out, then collapse them all under a single mmap write
+ * lock, revalidating the vma (which may have been unmapped, moved, split or
+ * changed meanwhile) for each PMD.
+.
+3397 E3b
+3404 E3b
+3409-3410 E3b
+3422-3423 E3b
+3434-3436 E3b
+3456 E3b
+3475 E3b
+3483-3484 E3b
+3510 E3b
+3516 E3b
+3538-3539 E3b
+3570 E3b
+3601 E3b
+b2707 P4b
+3629 P4b
+b2713 P6
+3637 E3c
+alt 3637 P6..E3c
+	bool mmap_locked = true, is_file;
+.
+3647-3649 E3b
+b2731-2734 E3b
+3681 P6
+3682-3683 E3b
+3698 E3b
+3700-3701 E3b
+b2753 P6
+alt b2753 P4..P6
+		collapse_control_prepare(cc);
+.
+3712-3713 P6
+b2762 P6
+3722 P6
+b2764 E3a
+3724 E3a
+b2768-2799 P4b
+3728 P4b
+3739 P4b
+3797 P7
+# collapse_control: each member group with its leading blank line
+127-134 E3b
+135-137 E3c
+138-140 P4b
+141-152 E3b
+127 E3b
+138 P4b
+141 E3b
