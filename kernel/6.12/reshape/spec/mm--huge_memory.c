@@ -73,3 +73,10 @@ b3827 P14
 3952-3955 P17
 3960 P17
 3973-3977 P17
+# git puts deferred_split_scan()'s old head above thp_underused(): before
+# P16, that head goes below it
+b3763-3764 P13
+alt 3796 P13..P16
+static unsigned long deferred_split_scan(struct shrinker *shrink,
+		struct shrink_control *sc)
+.

@@ -175,3 +175,7 @@ alt 914 P14..P16
 alt 589 E3b..E3c
  * [1, COLLAPSE_EXT_BATCH_MAX]. The caller started the range.
 .
+1618-1619 P10
+alt 1618 P7..P10
+ * now, e.g. for a policy that holds process_madvise() to them.
+.
