@@ -57,6 +57,26 @@ uncovered() {
 	done
 }
 
+# checkpatch reads an unnamed bit-field, the padding idiom of the uapi
+# headers (`__u32 :32;` in bpf.h) and of libbpf's opts structs (`size_t
+# :0;`), as "space prohibited before that ':'": a known false positive
+# that every such upstream patch shows. True when every error of the
+# report @1 is that one, on such a line.
+only_bitfield_spacing() {
+	printf '%s\n' "$1" | awk '
+		/^(ERROR|WARNING|CHECK):/ {
+			n++
+			if ($0 !~ /^ERROR: space prohibited before that .:. \(ctx:WxV\)$/)
+				bad = 1
+		}
+		/^\+/ && prev ~ /^#[0-9]+: FILE:/ {
+			if ($0 !~ /^\+[ \t]*(__u(8|16|32|64)|size_t|int|long) :[0-9]+;$/)
+				bad = 1
+		}
+		{ prev = $0 }
+		END { exit !(n > 0 && !bad) }'
+}
+
 fail=0
 n=0
 for p in "$PATCHES"/*.patch; do
@@ -69,7 +89,8 @@ for p in "$PATCHES"/*.patch; do
 	ignore=
 	[ -n "$(uncovered)" ] || ignore="--ignore FILE_PATH_CHANGES"
 	# shellcheck disable=SC2086
-	if ! out=$("$WT/scripts/checkpatch.pl" --no-tree -q $ignore "$p" 2>&1); then
+	if ! out=$("$WT/scripts/checkpatch.pl" --no-tree -q $ignore "$p" 2>&1) &&
+	   ! only_bitfield_spacing "$out"; then
 		echo "$out" | sed 's/^/# /'
 		echo "not ok $n $name: checkpatch"
 		fail=1
